@@ -1,0 +1,163 @@
+package dev.warehouse.runtime.config;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Everything a service process reads from its environment, read once by {@code main}.
+ * No other class reads environment variables; tests build this record directly.
+ *
+ * @param serviceName      name used in logs and metrics
+ * @param grpcPort         port of the gRPC server ({@code GRPC_PORT})
+ * @param metricsPort      port of the Prometheus endpoint ({@code METRICS_PORT}); 0 disables it
+ * @param dynamoEndpoint   DynamoDB endpoint override ({@code DYNAMODB_ENDPOINT}); empty means real AWS
+ * @param region           AWS region ({@code AWS_REGION})
+ * @param tableName        the single table ({@code TABLE_NAME})
+ * @param createTable      create the table at start-up when it is missing ({@code TABLE_AUTO_CREATE})
+ * @param pageTokenKey     AES key sealing page tokens ({@code PAGE_TOKEN_KEY}, base64 of 16 or 32 bytes);
+ *                         empty means a random key per process
+ * @param dynamoCallTimeout  total time one DynamoDB call may take, retries included ({@code DYNAMODB_CALL_TIMEOUT_MS})
+ * @param shutdownGrace    how long shutdown waits for in-flight calls ({@code SHUTDOWN_GRACE_SECONDS})
+ */
+public record ServiceConfig(
+    String serviceName,
+    int grpcPort,
+    int metricsPort,
+    Optional<URI> dynamoEndpoint,
+    String region,
+    String tableName,
+    boolean createTable,
+    Optional<byte[]> pageTokenKey,
+    Duration dynamoCallTimeout,
+    Duration shutdownGrace) {
+
+  public static final String DEFAULT_REGION = "us-east-1";
+  public static final String DEFAULT_TABLE_NAME = "warehouse";
+  public static final Duration DEFAULT_DYNAMO_CALL_TIMEOUT = Duration.ofSeconds(3);
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(30);
+
+  /**
+   * Reads the configuration of one service from environment variables.
+   *
+   * @throws IllegalArgumentException naming every malformed variable
+   */
+  public static ServiceConfig fromEnvironment(
+      String serviceName, int defaultGrpcPort, int defaultMetricsPort, Map<String, String> env) {
+    List<String> problems = new ArrayList<>();
+    EnvReader reader = new EnvReader(env, problems);
+    ServiceConfig config = new ServiceConfig(
+        serviceName,
+        reader.port("GRPC_PORT", defaultGrpcPort),
+        reader.port("METRICS_PORT", defaultMetricsPort),
+        reader.uri("DYNAMODB_ENDPOINT"),
+        reader.string("AWS_REGION", DEFAULT_REGION),
+        reader.string("TABLE_NAME", DEFAULT_TABLE_NAME),
+        reader.bool("TABLE_AUTO_CREATE", false),
+        reader.aesKey("PAGE_TOKEN_KEY"),
+        Duration.ofMillis(reader.positiveLong("DYNAMODB_CALL_TIMEOUT_MS", DEFAULT_DYNAMO_CALL_TIMEOUT.toMillis())),
+        Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", DEFAULT_SHUTDOWN_GRACE.getSeconds())));
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException("invalid configuration: " + String.join("; ", problems));
+    }
+    return config;
+  }
+
+  /** One line for the start-up log: every setting, no secrets. */
+  public String describe() {
+    return "service=" + serviceName
+        + " grpc_port=" + grpcPort
+        + " metrics_port=" + metricsPort
+        + " dynamodb_endpoint=" + dynamoEndpoint.map(URI::toString).orElse("aws")
+        + " region=" + region
+        + " table=" + tableName
+        + " table_auto_create=" + createTable
+        + " page_token_key=" + (pageTokenKey.isPresent() ? "configured" : "random-per-process")
+        + " dynamodb_call_timeout_ms=" + dynamoCallTimeout.toMillis()
+        + " shutdown_grace_s=" + shutdownGrace.getSeconds();
+  }
+
+  /** Reads typed values, collecting every problem instead of stopping at the first. */
+  private record EnvReader(Map<String, String> env, List<String> problems) {
+
+    String string(String name, String fallback) {
+      String value = env.get(name);
+      return value == null || value.isBlank() ? fallback : value.trim();
+    }
+
+    int port(String name, int fallback) {
+      long value = number(name, fallback);
+      if (value < 0 || value > 65_535) {
+        problems.add(name + " must be a port number (0-65535), got " + value);
+        return fallback;
+      }
+      return (int) value;
+    }
+
+    long positiveLong(String name, long fallback) {
+      long value = number(name, fallback);
+      if (value <= 0) {
+        problems.add(name + " must be positive, got " + value);
+        return fallback;
+      }
+      return value;
+    }
+
+    boolean bool(String name, boolean fallback) {
+      String value = string(name, Boolean.toString(fallback));
+      if (!value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {
+        problems.add(name + " must be true or false, got '" + value + "'");
+        return fallback;
+      }
+      return Boolean.parseBoolean(value);
+    }
+
+    Optional<URI> uri(String name) {
+      String value = string(name, "");
+      if (value.isEmpty()) {
+        return Optional.empty();
+      }
+      try {
+        URI uri = URI.create(value);
+        if (uri.getScheme() == null || uri.getHost() == null) {
+          throw new IllegalArgumentException("no scheme or host");
+        }
+        return Optional.of(uri);
+      } catch (IllegalArgumentException e) {
+        problems.add(name + " must be a URL such as http://127.0.0.1:5000, got '" + value + "'");
+        return Optional.empty();
+      }
+    }
+
+    Optional<byte[]> aesKey(String name) {
+      String value = string(name, "");
+      if (value.isEmpty()) {
+        return Optional.empty();
+      }
+      try {
+        byte[] key = Base64.getDecoder().decode(value);
+        if (key.length == 16 || key.length == 32) {
+          return Optional.of(key);
+        }
+      } catch (IllegalArgumentException ignored) {
+        // reported below, without echoing the value: it is a secret
+      }
+      problems.add(name + " must be the base64 of a 16- or 32-byte key");
+      return Optional.empty();
+    }
+
+    private long number(String name, long fallback) {
+      String value = string(name, Long.toString(fallback));
+      try {
+        return Long.parseLong(value);
+      } catch (NumberFormatException e) {
+        problems.add(name + " must be a number, got '" + value + "'");
+        return fallback;
+      }
+    }
+  }
+}

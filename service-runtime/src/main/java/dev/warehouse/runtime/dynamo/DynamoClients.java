@@ -1,0 +1,67 @@
+package dev.warehouse.runtime.dynamo;
+
+import dev.warehouse.runtime.config.ServiceConfig;
+import java.time.Duration;
+import java.util.List;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClientBuilder;
+
+/** Builds the one asynchronous DynamoDB client of a process. */
+public final class DynamoClients {
+
+  /**
+   * Attempts per DynamoDB call made by the SDK itself (1 try + 2 retries), for throttling, 5xx and
+   * network errors. Kept low on purpose: callers above (resilience4j for transactions, the gateway
+   * for reads) own the longer retries, and stacked layers multiply.
+   */
+  public static final int SDK_MAX_ATTEMPTS = 3;
+
+  /** Connections the client may hold to DynamoDB; requests beyond it queue without a thread. */
+  public static final int MAX_CONNECTIONS = 128;
+
+  private DynamoClients() {}
+
+  public static DynamoDbAsyncClient create(ServiceConfig config, List<ExecutionInterceptor> interceptors) {
+    Duration callTimeout = config.dynamoCallTimeout();
+    DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder()
+        .region(Region.of(config.region()))
+        .credentialsProvider(credentials(config))
+        .httpClientBuilder(NettyNioAsyncHttpClient.builder()
+            .maxConcurrency(MAX_CONNECTIONS)
+            .connectionTimeout(Duration.ofSeconds(2)))
+        .overrideConfiguration(o -> o
+            .apiCallTimeout(callTimeout)
+            .apiCallAttemptTimeout(callTimeout.dividedBy(SDK_MAX_ATTEMPTS))
+            .retryStrategy(AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(SDK_MAX_ATTEMPTS).build())
+            .executionInterceptors(interceptors));
+    config.dynamoEndpoint().ifPresent(builder::endpointOverride);
+    return builder.build();
+  }
+
+  /**
+   * Real AWS uses the default chain. With an endpoint override (an emulator such as moto), keys from
+   * the environment are used when present, otherwise placeholder keys, which emulators accept; this
+   * skips the default chain's slow instance-metadata probe on machines outside AWS.
+   */
+  private static AwsCredentialsProvider credentials(ServiceConfig config) {
+    if (config.dynamoEndpoint().isEmpty()) {
+      return DefaultCredentialsProvider.builder().build();
+    }
+    try {
+      EnvironmentVariableCredentialsProvider env = EnvironmentVariableCredentialsProvider.create();
+      env.resolveCredentials();
+      return env;
+    } catch (RuntimeException noKeysInEnvironment) {
+      return StaticCredentialsProvider.create(AwsBasicCredentials.create("local", "local"));
+    }
+  }
+}

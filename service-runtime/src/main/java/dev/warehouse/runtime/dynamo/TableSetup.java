@@ -1,0 +1,97 @@
+package dev.warehouse.runtime.dynamo;
+
+import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import java.util.logging.Logger;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
+import software.amazon.awssdk.services.dynamodb.model.BillingMode;
+import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
+import software.amazon.awssdk.services.dynamodb.model.GlobalSecondaryIndex;
+import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
+import software.amazon.awssdk.services.dynamodb.model.KeyType;
+import software.amazon.awssdk.services.dynamodb.model.ProjectionType;
+import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
+import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
+import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
+import software.amazon.awssdk.services.dynamodb.model.TableStatus;
+
+/**
+ * The idempotent "ensure table" step: creates the single table with its GSI1 when it is missing, and
+ * waits until it is ACTIVE. Safe to run from several processes at once. Runs at start-up, off the
+ * request path, so it may block.
+ */
+public final class TableSetup {
+
+  private static final Logger log = Logger.getLogger(TableSetup.class.getName());
+
+  private TableSetup() {}
+
+  public static void ensureTable(DynamoDbAsyncClient dynamo, String tableName, Duration timeout) {
+    boolean created = false;
+    try {
+      if (dynamo.describeTable(b -> b.tableName(tableName)).join().table().tableStatus() == TableStatus.ACTIVE) {
+        return;
+      }
+    } catch (CompletionException e) {
+      if (!(e.getCause() instanceof ResourceNotFoundException)) {
+        throw e;
+      }
+      created = create(dynamo, tableName);
+    }
+    dynamo.waiter()
+        .waitUntilTableExists(b -> b.tableName(tableName), w -> w.waitTimeout(timeout))
+        .join();
+    if (created) {
+      enableTimeToLive(dynamo, tableName);
+    }
+  }
+
+  /** Returns false when another process created the table first. */
+  private static boolean create(DynamoDbAsyncClient dynamo, String tableName) {
+    try {
+      dynamo.createTable(definition(tableName)).join();
+      log.info("event=table_created table=" + tableName);
+      return true;
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof ResourceInUseException) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  private static void enableTimeToLive(DynamoDbAsyncClient dynamo, String tableName) {
+    dynamo.updateTimeToLive(b -> b.tableName(tableName)
+            .timeToLiveSpecification(t -> t.enabled(true).attributeName(SingleTable.EXPIRE_AT)))
+        .exceptionally(e -> {
+          // TTL only trims expired idempotency records; the table works without it.
+          log.warning("event=ttl_not_enabled table=" + tableName + " cause=" + e.getClass().getSimpleName());
+          return null;
+        })
+        .join();
+  }
+
+  static CreateTableRequest definition(String tableName) {
+    return CreateTableRequest.builder()
+        .tableName(tableName)
+        .billingMode(BillingMode.PAY_PER_REQUEST)
+        .attributeDefinitions(
+            string(SingleTable.PK), string(SingleTable.SK), string(SingleTable.GSI1_PK), string(SingleTable.GSI1_SK))
+        .keySchema(key(SingleTable.PK, KeyType.HASH), key(SingleTable.SK, KeyType.RANGE))
+        .globalSecondaryIndexes(GlobalSecondaryIndex.builder()
+            .indexName(SingleTable.GSI1)
+            .keySchema(key(SingleTable.GSI1_PK, KeyType.HASH), key(SingleTable.GSI1_SK, KeyType.RANGE))
+            .projection(p -> p.projectionType(ProjectionType.ALL))
+            .build())
+        .build();
+  }
+
+  private static AttributeDefinition string(String name) {
+    return AttributeDefinition.builder().attributeName(name).attributeType(ScalarAttributeType.S).build();
+  }
+
+  private static KeySchemaElement key(String name, KeyType type) {
+    return KeySchemaElement.builder().attributeName(name).keyType(type).build();
+  }
+}

@@ -1,0 +1,15 @@
+package dev.warehouse.runtime.error;
+
+import java.util.Map;
+
+/** A concurrency conflict (stale version, conflicting transaction); the caller may retry the whole read-modify-write. Maps to ABORTED. */
+public final class AbortedException extends ServiceException {
+
+  public AbortedException(String reason, String message, Map<String, String> metadata) {
+    super(reason, message, metadata);
+  }
+
+  public AbortedException(String reason, String message) {
+    this(reason, message, Map.of());
+  }
+}

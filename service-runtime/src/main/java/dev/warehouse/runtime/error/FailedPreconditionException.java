@@ -1,0 +1,15 @@
+package dev.warehouse.runtime.error;
+
+import java.util.Map;
+
+/** The system is not in the state the operation needs (insufficient stock, a forbidden status change). Maps to FAILED_PRECONDITION. */
+public final class FailedPreconditionException extends ServiceException {
+
+  public FailedPreconditionException(String reason, String message, Map<String, String> metadata) {
+    super(reason, message, metadata);
+  }
+
+  public FailedPreconditionException(String reason, String message) {
+    this(reason, message, Map.of());
+  }
+}

@@ -1,0 +1,103 @@
+package dev.warehouse.runtime.grpc;
+
+import com.google.protobuf.Any;
+import com.google.rpc.BadRequest;
+import com.google.rpc.Code;
+import com.google.rpc.ErrorInfo;
+import dev.warehouse.runtime.error.AbortedException;
+import dev.warehouse.runtime.error.AlreadyExistsException;
+import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.FieldViolation;
+import dev.warehouse.runtime.error.InvalidArgumentException;
+import dev.warehouse.runtime.error.NotFoundException;
+import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.UnavailableException;
+import io.grpc.StatusException;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The one place where failures become gRPC statuses (AIP-193): each {@link ServiceException} keeps
+ * its code, client-safe message and {@code google.rpc.ErrorInfo}; invalid arguments add a
+ * {@code google.rpc.BadRequest}. Anything else is INTERNAL with a generic message and is logged with
+ * its cause, so no stack trace or SDK text reaches a client.
+ */
+public final class GrpcErrors {
+
+  /** The {@code ErrorInfo.domain} of every error this system raises. */
+  public static final String ERROR_DOMAIN = "warehouse.dev";
+
+  private static final Logger log = Logger.getLogger(GrpcErrors.class.getName());
+
+  private GrpcErrors() {}
+
+  public static StatusRuntimeException toStatusException(Throwable failure) {
+    Throwable cause = unwrap(failure);
+    if (cause instanceof StatusRuntimeException sre) {
+      return sre;
+    }
+    if (cause instanceof StatusException se) {
+      return new StatusRuntimeException(se.getStatus(), se.getTrailers());
+    }
+    if (cause instanceof ServiceException se) {
+      if (se.getCause() != null) {
+        log.log(Level.WARNING, se.reason() + ": " + se.getMessage(), se.getCause());
+      }
+      return StatusProto.toStatusRuntimeException(toStatusProto(se));
+    }
+    log.log(Level.SEVERE, "unexpected failure", cause);
+    return StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+        .setCode(Code.INTERNAL_VALUE)
+        .setMessage("internal error")
+        .addDetails(Any.pack(ErrorInfo.newBuilder().setReason("INTERNAL").setDomain(ERROR_DOMAIN).build()))
+        .build());
+  }
+
+  static com.google.rpc.Status toStatusProto(ServiceException e) {
+    com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder()
+        .setCode(codeOf(e).getNumber())
+        .setMessage(e.getMessage())
+        .addDetails(Any.pack(ErrorInfo.newBuilder()
+            .setReason(e.reason())
+            .setDomain(ERROR_DOMAIN)
+            .putAllMetadata(e.metadata())
+            .build()));
+    if (e instanceof InvalidArgumentException invalid) {
+      BadRequest.Builder badRequest = BadRequest.newBuilder();
+      for (FieldViolation v : invalid.violations()) {
+        badRequest.addFieldViolationsBuilder().setField(v.field()).setDescription(v.description());
+      }
+      status.addDetails(Any.pack(badRequest.build()));
+    }
+    return status.build();
+  }
+
+  private static Code codeOf(ServiceException e) {
+    if (e instanceof InvalidArgumentException) {
+      return Code.INVALID_ARGUMENT;
+    } else if (e instanceof NotFoundException) {
+      return Code.NOT_FOUND;
+    } else if (e instanceof AlreadyExistsException) {
+      return Code.ALREADY_EXISTS;
+    } else if (e instanceof FailedPreconditionException) {
+      return Code.FAILED_PRECONDITION;
+    } else if (e instanceof AbortedException) {
+      return Code.ABORTED;
+    } else if (e instanceof UnavailableException) {
+      return Code.UNAVAILABLE;
+    }
+    return Code.INTERNAL;
+  }
+
+  private static Throwable unwrap(Throwable failure) {
+    Throwable t = failure;
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+}

@@ -1,0 +1,62 @@
+package dev.warehouse.runtime.metrics;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/** Serves {@code GET /metrics} in the Prometheus text format on its own small HTTP port. */
+public final class MetricsServer implements AutoCloseable {
+
+  private final HttpServer http;
+  private final ExecutorService executor;
+
+  private MetricsServer(HttpServer http, ExecutorService executor) {
+    this.http = http;
+    this.executor = executor;
+  }
+
+  /** Starts serving; port 0 picks a free port (see {@link #port()}). */
+  public static MetricsServer start(int port, PrometheusMeterRegistry registry) throws IOException {
+    HttpServer http = HttpServer.create(new InetSocketAddress(port), 0);
+    http.createContext("/metrics", exchange -> respond(exchange, registry));
+    ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "metrics-http");
+      t.setDaemon(true);
+      return t;
+    });
+    http.setExecutor(executor);
+    http.start();
+    return new MetricsServer(http, executor);
+  }
+
+  public int port() {
+    return http.getAddress().getPort();
+  }
+
+  private static void respond(HttpExchange exchange, PrometheusMeterRegistry registry) throws IOException {
+    try (exchange) {
+      if (!"GET".equals(exchange.getRequestMethod())) {
+        exchange.sendResponseHeaders(405, -1);
+        return;
+      }
+      byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
+      exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+      exchange.sendResponseHeaders(200, body.length);
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(body);
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    http.stop(0);
+    executor.shutdownNow();
+  }
+}

@@ -1,0 +1,79 @@
+package dev.warehouse.runtime.routing;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A key template of the retrieval map, such as {@code PRODUCT#{product_id}} or
+ * {@code ORDER#{order_date}#{order_id}}: literal text and named request fields. Parsed once, rendered
+ * per request by concatenation.
+ */
+public final class KeyTemplate {
+
+  private static final Pattern VARIABLE = Pattern.compile("\\{([a-z_]+)}");
+
+  private final String template;
+  private final List<String> literals = new ArrayList<>();
+  private final List<String> variables = new ArrayList<>();
+
+  private KeyTemplate(String template) {
+    this.template = template;
+    Matcher m = VARIABLE.matcher(template);
+    int at = 0;
+    while (m.find()) {
+      literals.add(template.substring(at, m.start()));
+      variables.add(m.group(1));
+      at = m.end();
+    }
+    literals.add(template.substring(at));
+    if (template.indexOf('{', at) >= 0 || literals.stream().anyMatch(l -> l.contains("{") || l.contains("}"))) {
+      throw new IllegalArgumentException("malformed key template: " + template);
+    }
+  }
+
+  public static KeyTemplate parse(String template) {
+    return new KeyTemplate(template);
+  }
+
+  /** The names of the request fields the template needs, in order. */
+  public List<String> variables() {
+    return List.copyOf(variables);
+  }
+
+  /** The literal text before the first variable, e.g. {@code PRODUCT#}; the whole key when constant. */
+  public String prefix() {
+    return literals.get(0);
+  }
+
+  /** Renders the key with the values of its variables, given in the order of {@link #variables()}. */
+  public String render(String... values) {
+    if (values.length != variables.size()) {
+      throw new IllegalArgumentException(template + " needs " + variables + ", got " + values.length + " values");
+    }
+    StringBuilder key = new StringBuilder(template.length() + 32).append(literals.get(0));
+    for (int i = 0; i < values.length; i++) {
+      key.append(values[i]).append(literals.get(i + 1));
+    }
+    return key.toString();
+  }
+
+  /** Renders the key with values looked up by variable name. */
+  public String render(Map<String, String> values) {
+    String[] ordered = new String[variables.size()];
+    for (int i = 0; i < ordered.length; i++) {
+      ordered[i] = values.get(variables.get(i));
+      if (ordered[i] == null) {
+        throw new IllegalArgumentException(template + " needs a value for " + variables.get(i));
+      }
+    }
+    return render(ordered);
+  }
+
+  @Override
+  public String toString() {
+    return template;
+  }
+}

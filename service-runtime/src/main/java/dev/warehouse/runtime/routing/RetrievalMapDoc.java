@@ -1,0 +1,67 @@
+package dev.warehouse.runtime.routing;
+
+import dev.warehouse.routing.v1.Consistency;
+import dev.warehouse.routing.v1.Operation;
+import dev.warehouse.routing.v1.SortKeyCondition;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Collectors;
+
+/** Renders the retrieval map as the Markdown table the README carries (and a test keeps in step). */
+public final class RetrievalMapDoc {
+
+  private RetrievalMapDoc() {}
+
+  public static String markdown(List<RouteTable> services) {
+    StringBuilder md = new StringBuilder()
+        .append("| ID | Request | RPC | Operation | Index | PK | SK | Consistency | Expected volume |\n")
+        .append("|---|---|---|---|---|---|---|---|---|\n");
+    services.stream()
+        .flatMap(s -> s.routes().stream())
+        .sorted(Comparator.comparing((Route r) -> r.patternId().charAt(0))
+            .thenComparing(r -> Integer.parseInt(r.patternId().substring(1))))
+        .forEach(r -> md.append("| ").append(r.patternId())
+            .append(" | ").append(r.request())
+            .append(" | `").append(r.methodName()).append('`')
+            .append(" | ").append(r.operations().stream().map(RetrievalMapDoc::operation).collect(Collectors.joining(" + ")))
+            .append(" | ").append(r.index().orElse("table"))
+            .append(" | `").append(r.partitionKey()).append('`')
+            .append(" | ").append(sortKey(r))
+            .append(" | ").append(consistency(r.consistency()))
+            .append(" | ").append(r.expectedVolume())
+            .append(" |\n"));
+    return md.toString();
+  }
+
+  private static String operation(Operation op) {
+    return switch (op) {
+      case OPERATION_GET_ITEM -> "GetItem";
+      case OPERATION_QUERY -> "Query";
+      case OPERATION_PUT_ITEM -> "PutItem";
+      case OPERATION_UPDATE_ITEM -> "UpdateItem";
+      case OPERATION_TRANSACT_WRITE_ITEMS -> "TransactWriteItems";
+      default -> op.name();
+    };
+  }
+
+  private static String sortKey(Route r) {
+    String forms = r.sortKeyConditions().stream()
+        .map(c -> c == SortKeyCondition.SORT_KEY_CONDITION_EQUALS ? "`" + r.sortKey() + "`"
+            : c.name().substring("SORT_KEY_CONDITION_".length()).toLowerCase(Locale.ROOT) + " `" + r.sortKey() + "`")
+        .collect(Collectors.joining(" or "));
+    String also = r.alsoWrites().stream()
+        .map(k -> "`" + k.partitionKey() + "` / `" + k.sortKey() + "`")
+        .collect(Collectors.joining(", "));
+    return also.isEmpty() ? forms : forms + "; also writes " + also;
+  }
+
+  private static String consistency(Consistency c) {
+    return switch (c) {
+      case CONSISTENCY_STRONG_ALLOWED -> "eventual; strong on request";
+      case CONSISTENCY_EVENTUAL_ONLY -> "eventual only";
+      case CONSISTENCY_WRITE -> "write";
+      default -> c.name();
+    };
+  }
+}

@@ -1,0 +1,47 @@
+package dev.warehouse.runtime.routing;
+
+import dev.warehouse.routing.v1.Consistency;
+import dev.warehouse.routing.v1.Operation;
+import dev.warehouse.routing.v1.SortKeyCondition;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One row of the retrieval map, as read from the {@code (warehouse.routing.v1.route)} option of an RPC.
+ *
+ * @param fullMethodName the RPC, e.g. {@code warehouse.inventory.v1.InventoryService/GetSerialItem}
+ * @param index          the secondary index read, empty for the base table
+ * @param alsoWrites     further items the call writes in the same transaction
+ */
+public record Route(
+    String fullMethodName,
+    String patternId,
+    String request,
+    List<Operation> operations,
+    Optional<String> index,
+    KeyTemplate partitionKey,
+    KeyTemplate sortKey,
+    List<SortKeyCondition> sortKeyConditions,
+    Consistency consistency,
+    String expectedVolume,
+    List<ItemKey> alsoWrites) {
+
+  /** A key of an item the route writes besides its main one. */
+  public record ItemKey(KeyTemplate partitionKey, KeyTemplate sortKey) {}
+
+  public Route {
+    operations = List.copyOf(operations);
+    sortKeyConditions = List.copyOf(sortKeyConditions);
+    alsoWrites = List.copyOf(alsoWrites);
+  }
+
+  /** The method's simple name, e.g. {@code GetSerialItem}. */
+  public String methodName() {
+    return fullMethodName.substring(fullMethodName.indexOf('/') + 1);
+  }
+
+  /** Whether a caller may ask this route for a strongly consistent read. */
+  public boolean allowsStrongReads() {
+    return consistency == Consistency.CONSISTENCY_STRONG_ALLOWED;
+  }
+}

@@ -1,0 +1,118 @@
+package dev.warehouse.runtime.routing;
+
+import com.google.protobuf.Descriptors.MethodDescriptor;
+import com.google.protobuf.Descriptors.ServiceDescriptor;
+import dev.warehouse.routing.v1.Consistency;
+import dev.warehouse.routing.v1.Operation;
+import dev.warehouse.routing.v1.RouteProto;
+import dev.warehouse.routing.v1.SortKeyCondition;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The routes of one gRPC service, read from its descriptor. Building it fails when any RPC lacks a
+ * complete route, which is what makes a service refuse to start without one.
+ */
+public final class RouteTable {
+
+  private final String serviceName;
+  private final Map<String, Route> byMethod;
+
+  private RouteTable(String serviceName, Map<String, Route> byMethod) {
+    this.serviceName = serviceName;
+    this.byMethod = byMethod;
+  }
+
+  /**
+   * Reads the route of every method of {@code service}.
+   *
+   * @throws IllegalStateException naming every method whose route is missing or incomplete
+   */
+  public static RouteTable of(ServiceDescriptor service) {
+    Map<String, Route> routes = new LinkedHashMap<>();
+    List<String> problems = new ArrayList<>();
+    for (MethodDescriptor method : service.getMethods()) {
+      String fullName = service.getFullName() + "/" + method.getName();
+      if (!method.getOptions().hasExtension(RouteProto.route)) {
+        problems.add(fullName + " has no (warehouse.routing.v1.route) option");
+        continue;
+      }
+      dev.warehouse.routing.v1.Route declared = method.getOptions().getExtension(RouteProto.route);
+      List<String> missing = missingParts(declared);
+      if (!missing.isEmpty()) {
+        problems.add(fullName + " has an incomplete route: missing " + String.join(", ", missing));
+        continue;
+      }
+      routes.put(method.getName(), toRoute(fullName, declared));
+    }
+    if (!problems.isEmpty()) {
+      throw new IllegalStateException("every RPC must declare its route: " + String.join("; ", problems));
+    }
+    return new RouteTable(service.getFullName(), Map.copyOf(routes));
+  }
+
+  public String serviceName() {
+    return serviceName;
+  }
+
+  /** The route of one method, by its simple name. */
+  public Route route(String methodName) {
+    Route route = byMethod.get(methodName);
+    if (route == null) {
+      throw new IllegalArgumentException(serviceName + " has no method " + methodName);
+    }
+    return route;
+  }
+
+  public Collection<Route> routes() {
+    return byMethod.values();
+  }
+
+  private static List<String> missingParts(dev.warehouse.routing.v1.Route r) {
+    List<String> missing = new ArrayList<>();
+    if (r.getPatternId().isEmpty()) {
+      missing.add("pattern_id");
+    }
+    if (r.getRequest().isEmpty()) {
+      missing.add("request");
+    }
+    if (r.getOperationsCount() == 0 || r.getOperationsList().contains(Operation.OPERATION_UNSPECIFIED)) {
+      missing.add("operations");
+    }
+    if (r.getPartitionKey().isEmpty()) {
+      missing.add("partition_key");
+    }
+    if (r.getSortKey().isEmpty()) {
+      missing.add("sort_key");
+    }
+    if (r.getSortKeyConditionsCount() == 0
+        || r.getSortKeyConditionsList().contains(SortKeyCondition.SORT_KEY_CONDITION_UNSPECIFIED)) {
+      missing.add("sort_key_conditions");
+    }
+    if (r.getConsistency() == Consistency.CONSISTENCY_UNSPECIFIED) {
+      missing.add("consistency");
+    }
+    return missing;
+  }
+
+  private static Route toRoute(String fullName, dev.warehouse.routing.v1.Route r) {
+    return new Route(
+        fullName,
+        r.getPatternId(),
+        r.getRequest(),
+        r.getOperationsList(),
+        r.getIndex().isEmpty() ? Optional.empty() : Optional.of(r.getIndex()),
+        KeyTemplate.parse(r.getPartitionKey()),
+        KeyTemplate.parse(r.getSortKey()),
+        r.getSortKeyConditionsList(),
+        r.getConsistency(),
+        r.getExpectedVolume(),
+        r.getAlsoWritesList().stream()
+            .map(k -> new Route.ItemKey(KeyTemplate.parse(k.getPartitionKey()), KeyTemplate.parse(k.getSortKey())))
+            .toList());
+  }
+}

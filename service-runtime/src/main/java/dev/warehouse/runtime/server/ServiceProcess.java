@@ -1,0 +1,122 @@
+package dev.warehouse.runtime.server;
+
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.dynamo.DynamoClients;
+import dev.warehouse.runtime.dynamo.TableSetup;
+import dev.warehouse.runtime.metrics.MetricsRegistries;
+import dev.warehouse.runtime.metrics.MetricsServer;
+import dev.warehouse.runtime.paging.PageTokenCodec;
+import io.grpc.BindableService;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.logging.Logger;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+
+/**
+ * One running service process: metrics registry, DynamoDB client, optional table creation, the gRPC
+ * server on Netty and the metrics endpoint, wired by hand. {@code main} and the tests both start
+ * services through {@link #start}, so tests run the production wiring.
+ */
+public final class ServiceProcess implements AutoCloseable {
+
+  private static final Logger log = Logger.getLogger(ServiceProcess.class.getName());
+
+  private final ServiceServer server;
+  private final MetricsServer metrics;
+  private final DynamoDbAsyncClient dynamo;
+  private final ExecutorService executor;
+
+  private ServiceProcess(ServiceServer server, MetricsServer metrics, DynamoDbAsyncClient dynamo, ExecutorService executor) {
+    this.server = server;
+    this.metrics = metrics;
+    this.dynamo = dynamo;
+    this.executor = executor;
+  }
+
+  /**
+   * Starts a service.
+   *
+   * @param services          builds the gRPC services from the process's shared objects
+   * @param sdkInterceptors   extra DynamoDB request interceptors (tests record requests with one)
+   */
+  public static ServiceProcess start(ServiceConfig config, Function<ServiceContext, List<BindableService>> services,
+      List<ExecutionInterceptor> sdkInterceptors) throws IOException {
+    long started = System.nanoTime();
+    log.info("event=starting " + config.describe());
+    PrometheusMeterRegistry registry = MetricsRegistries.prometheus(config.serviceName());
+    DynamoDbAsyncClient dynamo = DynamoClients.create(config, sdkInterceptors);
+    if (config.createTable()) {
+      TableSetup.ensureTable(dynamo, config.tableName(), Duration.ofMinutes(2));
+    }
+    PageTokenCodec pageTokens = config.pageTokenKey().map(PageTokenCodec::new).orElseGet(() -> {
+      log.warning("event=page_token_key_random detail=\"set PAGE_TOKEN_KEY so instances accept each other's page tokens\"");
+      return PageTokenCodec.withRandomKey();
+    });
+    ServiceContext context = new ServiceContext(config, dynamo, registry, pageTokens, Clock.systemUTC());
+
+    // Handlers never block (the DynamoDB client is asynchronous), so a few threads serve every call.
+    ExecutorService executor = Executors.newFixedThreadPool(
+        Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), namedThreads("grpc-handler"));
+    ServiceServer server = new ServiceServer(
+        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort())).executor(executor),
+        services.apply(context),
+        List.of(new MetricCollectingServerInterceptor(registry)),
+        config.shutdownGrace());
+    server.start();
+    MetricsServer metrics = config.metricsPort() >= 0 ? MetricsServer.start(config.metricsPort(), registry) : null;
+    log.info("event=started service=" + config.serviceName() + " grpc_port=" + server.port()
+        + " metrics_port=" + (metrics == null ? -1 : metrics.port())
+        + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+    return new ServiceProcess(server, metrics, dynamo, executor);
+  }
+
+  public int grpcPort() {
+    return server.port();
+  }
+
+  public int metricsPort() {
+    return metrics.port();
+  }
+
+  public ServiceServer server() {
+    return server;
+  }
+
+  /** Blocks the calling thread (main's) until the server has stopped. */
+  public void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+
+  /** Drains in-flight calls, then releases the metrics port, the executor and the DynamoDB client. */
+  @Override
+  public void close() {
+    server.stop();
+    if (metrics != null) {
+      metrics.close();
+    }
+    executor.shutdown();
+    dynamo.close();
+    log.info("event=stopped");
+  }
+
+  private static java.util.concurrent.ThreadFactory namedThreads(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+}

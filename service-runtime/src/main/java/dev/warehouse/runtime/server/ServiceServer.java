@@ -1,0 +1,105 @@
+package dev.warehouse.runtime.server;
+
+import dev.warehouse.runtime.routing.RouteTable;
+import io.grpc.BindableService;
+import io.grpc.Server;
+import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.protobuf.ProtoServiceDescriptorSupplier;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionService;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/**
+ * A gRPC server with the application's services, the standard health service and server reflection
+ * (v1 and v1alpha, so grpcurl can list, describe and call every method without .proto files).
+ * Takes a {@link ServerBuilder} so tests can hand it any transport. Every service must declare a
+ * route for each of its RPCs, or the server refuses to start.
+ */
+public final class ServiceServer {
+
+  private static final Logger log = Logger.getLogger(ServiceServer.class.getName());
+
+  private final Server server;
+  private final HealthStatusManager health = new HealthStatusManager();
+  private final List<String> serviceNames = new ArrayList<>();
+  private final Duration shutdownGrace;
+
+  public ServiceServer(ServerBuilder<?> builder, List<BindableService> services,
+      List<ServerInterceptor> interceptors, Duration shutdownGrace) {
+    this.shutdownGrace = shutdownGrace;
+    for (BindableService service : services) {
+      ServerServiceDefinition definition = service.bindService();
+      requireRoutes(definition);
+      serviceNames.add(definition.getServiceDescriptor().getName());
+      builder.addService(ServerInterceptors.intercept(definition, interceptors));
+    }
+    this.server = builder
+        .addService(health.getHealthService())
+        .addService(ProtoReflectionServiceV1.newInstance())
+        .addService(reflectionV1Alpha())
+        .build();
+  }
+
+  @SuppressWarnings("deprecation") // v1alpha is what many grpcurl builds still ask for first
+  private static BindableService reflectionV1Alpha() {
+    return ProtoReflectionService.newInstance();
+  }
+
+  private static void requireRoutes(ServerServiceDefinition definition) {
+    Object schema = definition.getServiceDescriptor().getSchemaDescriptor();
+    if (!(schema instanceof ProtoServiceDescriptorSupplier supplier)) {
+      throw new IllegalStateException(definition.getServiceDescriptor().getName() + " has no protobuf descriptor");
+    }
+    RouteTable.of(supplier.getServiceDescriptor());
+  }
+
+  public ServiceServer start() throws IOException {
+    server.start();
+    for (String name : serviceNames) {
+      health.setStatus(name, ServingStatus.SERVING);
+    }
+    health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
+    return this;
+  }
+
+  public int port() {
+    return server.getPort();
+  }
+
+  public HealthStatusManager health() {
+    return health;
+  }
+
+  /**
+   * Graceful stop: health turns NOT_SERVING (so balancers stop sending), new calls are refused,
+   * in-flight calls get up to the grace period to finish, then the rest are cancelled.
+   */
+  public void stop() {
+    health.enterTerminalState();
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
+        log.warning("event=shutdown_forced grace_ms=" + shutdownGrace.toMillis());
+        server.shutdownNow();
+        server.awaitTermination(5, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      server.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  public void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+}
