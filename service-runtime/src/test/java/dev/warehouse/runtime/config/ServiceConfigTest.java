@@ -1,0 +1,51 @@
+package dev.warehouse.runtime.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ServiceConfigTest {
+
+  @Test
+  void defaults_targetRealAwsOnTheServicePorts() {
+    ServiceConfig c = ServiceConfig.fromEnvironment("inventory-service", 50052, 9092, Map.of());
+    assertThat(c.grpcPort()).isEqualTo(50052);
+    assertThat(c.metricsPort()).isEqualTo(9092);
+    assertThat(c.dynamoEndpoint()).isEmpty();
+    assertThat(c.region()).isEqualTo("us-east-1");
+    assertThat(c.tableName()).isEqualTo("warehouse");
+    assertThat(c.createTable()).isFalse();
+    assertThat(c.pageTokenKey()).isEmpty();
+  }
+
+  @Test
+  void readsEverySetting() {
+    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.of(
+        "GRPC_PORT", "6000", "METRICS_PORT", "6001", "DYNAMODB_ENDPOINT", "http://127.0.0.1:5000",
+        "AWS_REGION", "eu-west-1", "TABLE_NAME", "t", "TABLE_AUTO_CREATE", "true",
+        "PAGE_TOKEN_KEY", "MDEyMzQ1Njc4OWFiY2RlZg==", "DYNAMODB_CALL_TIMEOUT_MS", "1500", "SHUTDOWN_GRACE_SECONDS", "7"));
+    assertThat(c.grpcPort()).isEqualTo(6000);
+    assertThat(c.metricsPort()).isEqualTo(6001);
+    assertThat(c.dynamoEndpoint()).contains(URI.create("http://127.0.0.1:5000"));
+    assertThat(c.region()).isEqualTo("eu-west-1");
+    assertThat(c.tableName()).isEqualTo("t");
+    assertThat(c.createTable()).isTrue();
+    assertThat(c.pageTokenKey()).hasValueSatisfying(k -> assertThat(k).hasSize(16));
+    assertThat(c.dynamoCallTimeout().toMillis()).isEqualTo(1500);
+    assertThat(c.shutdownGrace().getSeconds()).isEqualTo(7);
+    assertThat(c.describe()).contains("page_token_key=configured").doesNotContain("MDEy");
+  }
+
+  @Test
+  void namesEveryMalformedVariable_withoutEchoingTheKey() {
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of(
+        "GRPC_PORT", "70000", "METRICS_PORT", "x", "DYNAMODB_ENDPOINT", "nohost",
+        "TABLE_AUTO_CREATE", "yes", "PAGE_TOKEN_KEY", "c2hvcnQ=")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContainingAll("GRPC_PORT", "METRICS_PORT", "DYNAMODB_ENDPOINT", "TABLE_AUTO_CREATE", "PAGE_TOKEN_KEY")
+        .message().doesNotContain("c2hvcnQ=");
+  }
+}

@@ -1,0 +1,72 @@
+package dev.warehouse.runtime.grpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.rpc.BadRequest;
+import com.google.rpc.ErrorInfo;
+import dev.warehouse.runtime.error.AbortedException;
+import dev.warehouse.runtime.error.AlreadyExistsException;
+import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.FieldViolation;
+import dev.warehouse.runtime.error.InvalidArgumentException;
+import dev.warehouse.runtime.error.NotFoundException;
+import dev.warehouse.runtime.error.UnavailableException;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Test;
+
+class GrpcErrorsTest {
+
+  @Test
+  void eachDomainErrorHasItsCodeAndReason() {
+    assertMapped(new NotFoundException("SERIAL_ITEM_NOT_FOUND", "m"), Status.Code.NOT_FOUND, "SERIAL_ITEM_NOT_FOUND");
+    assertMapped(new AlreadyExistsException("ORDER_EXISTS", "m"), Status.Code.ALREADY_EXISTS, "ORDER_EXISTS");
+    assertMapped(new FailedPreconditionException("INSUFFICIENT_STOCK", "m", Map.of("available", "3")),
+        Status.Code.FAILED_PRECONDITION, "INSUFFICIENT_STOCK");
+    assertMapped(new AbortedException("VERSION_MISMATCH", "m"), Status.Code.ABORTED, "VERSION_MISMATCH");
+    assertMapped(new UnavailableException("DATABASE_THROTTLED", "m"), Status.Code.UNAVAILABLE, "DATABASE_THROTTLED");
+  }
+
+  @Test
+  void invalidArgument_carriesBadRequestWithEveryField_evenWhenWrapped() {
+    StatusRuntimeException e = GrpcErrors.toStatusException(new CompletionException(new InvalidArgumentException(List.of(
+        new FieldViolation("product_id", "is required"), new FieldViolation("page_size", "must not be negative")))));
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    BadRequest badRequest = detail(e, BadRequest.class);
+    assertThat(badRequest.getFieldViolationsList()).extracting(BadRequest.FieldViolation::getField)
+        .containsExactly("product_id", "page_size");
+  }
+
+  @Test
+  void unexpectedFailure_isInternal_withoutItsMessage() {
+    StatusRuntimeException e = GrpcErrors.toStatusException(new IllegalStateException("secret table arn:aws:..."));
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INTERNAL);
+    assertThat(e.getStatus().getDescription()).isEqualTo("internal error");
+    assertThat(StatusProto.fromThrowable(e).toString()).doesNotContain("secret");
+  }
+
+  private static void assertMapped(RuntimeException failure, Status.Code code, String reason) {
+    StatusRuntimeException e = GrpcErrors.toStatusException(failure);
+    assertThat(e.getStatus().getCode()).isEqualTo(code);
+    ErrorInfo info = detail(e, ErrorInfo.class);
+    assertThat(info.getReason()).isEqualTo(reason);
+    assertThat(info.getDomain()).isEqualTo(GrpcErrors.ERROR_DOMAIN);
+  }
+
+  private static <T extends com.google.protobuf.Message> T detail(StatusRuntimeException e, Class<T> type) {
+    return StatusProto.fromThrowable(e).getDetailsList().stream()
+        .filter(any -> any.is(type))
+        .map(any -> {
+          try {
+            return any.unpack(type);
+          } catch (com.google.protobuf.InvalidProtocolBufferException x) {
+            throw new AssertionError(x);
+          }
+        })
+        .findFirst().orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " in " + e));
+  }
+}

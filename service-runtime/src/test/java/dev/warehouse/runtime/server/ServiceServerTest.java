@@ -1,0 +1,20 @@
+package dev.warehouse.runtime.server;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ServiceServerTest {
+
+  @Test
+  void refusesToStart_whenAServiceHasAnRpcWithoutRoute() {
+    assertThatThrownBy(() -> new ServiceServer(InProcessServerBuilder.forName("no-routes"),
+            List.of(new HealthGrpc.HealthImplBase() {}), List.of(), Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("every RPC must declare its route");
+  }
+}

@@ -1,0 +1,37 @@
+package dev.warehouse.runtime.testing;
+
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.dynamo.DynamoClients;
+import dev.warehouse.runtime.dynamo.TableSetup;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+
+/** Configurations and tables for tests against the shared moto server. */
+public final class TestServices {
+
+  /** A fixed key, so that test instances of one service accept each other's page tokens. */
+  public static final byte[] PAGE_TOKEN_KEY = "test-only-page-token-key-32-byte".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+  private TestServices() {}
+
+  /** A fresh table name, so test classes never see each other's items. */
+  public static String uniqueTableName() {
+    return "test-" + UUID.randomUUID();
+  }
+
+  /** A service on free ports, against moto, creating its table at start-up. */
+  public static ServiceConfig config(String serviceName, String tableName) {
+    return new ServiceConfig(serviceName, 0, 0, Optional.of(MotoServer.endpoint()), ServiceConfig.DEFAULT_REGION,
+        tableName, true, Optional.of(PAGE_TOKEN_KEY), Duration.ofSeconds(10), Duration.ofSeconds(5));
+  }
+
+  /** A plain client on moto, for tests that set up or inspect data behind a service's back. */
+  public static DynamoDbAsyncClient dynamo(String tableName) {
+    DynamoDbAsyncClient client = DynamoClients.create(config("test", tableName), List.of());
+    TableSetup.ensureTable(client, tableName, Duration.ofMinutes(1));
+    return client;
+  }
+}
