@@ -1,0 +1,35 @@
+package dev.warehouse.inventory;
+
+import dev.warehouse.inventory.domain.InventoryService;
+import dev.warehouse.inventory.grpc.InventoryGrpcEndpoint;
+import dev.warehouse.inventory.store.DynamoInventoryRepository;
+import dev.warehouse.inventory.store.InventoryKeys;
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.server.ServiceContext;
+import dev.warehouse.runtime.server.ServiceMain;
+import io.grpc.BindableService;
+import java.util.List;
+
+/** Starts the inventory-service: {@code java -jar inventory-service.jar}. */
+public final class InventoryMain {
+
+  public static final String SERVICE_NAME = "inventory-service";
+  public static final int DEFAULT_GRPC_PORT = 50052;
+  public static final int DEFAULT_METRICS_PORT = 9092;
+
+  private InventoryMain() {}
+
+  public static void main(String[] args) throws Exception {
+    ServiceMain.run(
+        ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv()),
+        InventoryMain::services);
+  }
+
+  /** The production wiring, shared with the tests. */
+  static List<BindableService> services(ServiceContext context) {
+    DynamoInventoryRepository repository =
+        new DynamoInventoryRepository(context.dynamo(), context.config().tableName(), context.pageTokens());
+    InventoryService service = new InventoryService(repository, context.clock());
+    return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES));
+  }
+}

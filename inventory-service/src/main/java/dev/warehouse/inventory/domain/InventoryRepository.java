@@ -1,0 +1,52 @@
+package dev.warehouse.inventory.domain;
+
+import dev.warehouse.runtime.paging.Page;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Storage of the inventory aggregate. Every read takes exactly its route of the retrieval map; every
+ * method completes asynchronously and fails with a {@code dev.warehouse.runtime.error} exception.
+ */
+public interface InventoryRepository {
+
+  /** A1: GetItem {@code SERIAL#sn / METADATA}. */
+  CompletableFuture<Optional<SerialItem>> findSerialItem(String serialNumber, boolean consistentRead);
+
+  /** A2: GetItem {@code PRODUCT#p / WAREHOUSE#w}. */
+  CompletableFuture<Optional<ProductInventory>> findInventory(String productId, String warehouseId, boolean consistentRead);
+
+  /**
+   * A3: Query {@code PRODUCT#p} with {@code begins_with(SK, "WAREHOUSE#")}.
+   *
+   * @throws dev.warehouse.runtime.error.InvalidArgumentException for a page token not issued for this product
+   */
+  CompletableFuture<Page<ProductInventory>> listByProduct(String productId, PageQuery page);
+
+  /**
+   * A4: Query GSI1 {@code WAREHOUSE#w} with {@code begins_with(GSI1SK, "PRODUCT#")}; always eventually
+   * consistent.
+   *
+   * @throws dev.warehouse.runtime.error.InvalidArgumentException for a page token not issued for this warehouse
+   */
+  CompletableFuture<Page<ProductInventory>> listByWarehouse(String warehouseId, PageQuery page);
+
+  /** W1: unconditional PutItem of {@code SERIAL#sn / METADATA} (create or replace). */
+  CompletableFuture<SerialItem> putSerialItem(SerialItem item);
+
+  /** W2: unconditional PutItem of {@code PRODUCT#p / WAREHOUSE#w} with its GSI1 keys (create or replace). */
+  CompletableFuture<ProductInventory> putInventory(ProductInventory inventory);
+
+  /**
+   * W3: one TransactWriteItems of an Update of {@code PRODUCT#p / WAREHOUSE#w}, conditioned on
+   * {@code attribute_exists(PK) AND quantity >= -delta}, and a Put of the request record
+   * {@code PRODUCT#p / REQUEST#id}, conditioned on {@code attribute_not_exists(PK)}; then a strongly
+   * consistent GetItem of the stock for the answer.
+   *
+   * @throws dev.warehouse.runtime.error.NotFoundException          when the product is not stocked there
+   * @throws dev.warehouse.runtime.error.FailedPreconditionException INSUFFICIENT_STOCK
+   * @throws dev.warehouse.runtime.error.AlreadyExistsException      REQUEST_ID_REUSED, for a different change
+   */
+  CompletableFuture<ProductInventory> adjustStock(StockAdjustment adjustment, Instant now);
+}

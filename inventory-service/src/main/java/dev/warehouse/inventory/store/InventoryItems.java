@@ -1,0 +1,82 @@
+package dev.warehouse.inventory.store;
+
+import static dev.warehouse.runtime.dynamo.SingleTable.GSI1_PK;
+import static dev.warehouse.runtime.dynamo.SingleTable.GSI1_SK;
+import static dev.warehouse.runtime.dynamo.SingleTable.PK;
+import static dev.warehouse.runtime.dynamo.SingleTable.SK;
+
+import dev.warehouse.inventory.domain.ProductInventory;
+import dev.warehouse.inventory.domain.SerialItem;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/** Maps inventory records to table items and back; the one place that knows their attribute names. */
+final class InventoryItems {
+
+  static final String ENTITY = "entity";
+  static final String SERIAL_NUMBER = "serial_number";
+  static final String PRODUCT_ID = "product_id";
+  static final String WAREHOUSE_ID = "warehouse_id";
+  static final String DESCRIPTION = "description";
+  static final String QUANTITY = "quantity";
+  static final String DELTA = "delta";
+  static final String UPDATE_TIME = "update_time";
+  static final String CREATE_TIME = "create_time";
+
+  private InventoryItems() {}
+
+  static Map<String, AttributeValue> key(String pk, String sk) {
+    return Map.of(PK, AttributeValue.fromS(pk), SK, AttributeValue.fromS(sk));
+  }
+
+  static Map<String, AttributeValue> serialKey(String serialNumber) {
+    return key(InventoryKeys.serialPk(serialNumber), InventoryKeys.serialSk());
+  }
+
+  static Map<String, AttributeValue> inventoryKey(String productId, String warehouseId) {
+    return key(InventoryKeys.productPk(productId), InventoryKeys.warehouseSk(warehouseId));
+  }
+
+  static Map<String, AttributeValue> toItem(SerialItem item) {
+    Map<String, AttributeValue> attrs = new HashMap<>(serialKey(item.serialNumber()));
+    attrs.put(ENTITY, AttributeValue.fromS("SerialItem"));
+    attrs.put(SERIAL_NUMBER, AttributeValue.fromS(item.serialNumber()));
+    attrs.put(PRODUCT_ID, AttributeValue.fromS(item.productId()));
+    attrs.put(WAREHOUSE_ID, AttributeValue.fromS(item.warehouseId()));
+    attrs.put(DESCRIPTION, AttributeValue.fromS(item.description()));
+    attrs.put(UPDATE_TIME, AttributeValue.fromS(item.updateTime().toString()));
+    return attrs;
+  }
+
+  static SerialItem toSerialItem(Map<String, AttributeValue> attrs) {
+    return new SerialItem(
+        attrs.get(SERIAL_NUMBER).s(),
+        attrs.get(PRODUCT_ID).s(),
+        attrs.get(WAREHOUSE_ID).s(),
+        attrs.containsKey(DESCRIPTION) ? attrs.get(DESCRIPTION).s() : "",
+        Instant.parse(attrs.get(UPDATE_TIME).s()));
+  }
+
+  /** The stock item, with the GSI1 keys that put it behind A4's second door. */
+  static Map<String, AttributeValue> toItem(ProductInventory inventory) {
+    Map<String, AttributeValue> attrs = new HashMap<>(inventoryKey(inventory.productId(), inventory.warehouseId()));
+    attrs.put(GSI1_PK, AttributeValue.fromS(InventoryKeys.warehouseGsiPk(inventory.warehouseId())));
+    attrs.put(GSI1_SK, AttributeValue.fromS(InventoryKeys.productGsiSk(inventory.productId())));
+    attrs.put(ENTITY, AttributeValue.fromS("ProductInventory"));
+    attrs.put(PRODUCT_ID, AttributeValue.fromS(inventory.productId()));
+    attrs.put(WAREHOUSE_ID, AttributeValue.fromS(inventory.warehouseId()));
+    attrs.put(QUANTITY, AttributeValue.fromN(Long.toString(inventory.quantity())));
+    attrs.put(UPDATE_TIME, AttributeValue.fromS(inventory.updateTime().toString()));
+    return attrs;
+  }
+
+  static ProductInventory toProductInventory(Map<String, AttributeValue> attrs) {
+    return new ProductInventory(
+        attrs.get(PRODUCT_ID).s(),
+        attrs.get(WAREHOUSE_ID).s(),
+        Long.parseLong(attrs.get(QUANTITY).n()),
+        Instant.parse(attrs.get(UPDATE_TIME).s()));
+  }
+}

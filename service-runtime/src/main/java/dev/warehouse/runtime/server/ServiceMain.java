@@ -1,0 +1,43 @@
+package dev.warehouse.runtime.server;
+
+import dev.warehouse.runtime.config.ServiceConfig;
+import io.grpc.BindableService;
+import java.util.List;
+import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/** The body of every service's {@code main}: start, stop gracefully on SIGTERM or Ctrl-C, exit non-zero on failure. */
+public final class ServiceMain {
+
+  static {
+    if (System.getProperty("java.util.logging.manager") == null) {
+      System.setProperty("java.util.logging.manager", ShutdownSafeLogManager.class.getName());
+    }
+    // One line per log record, key=value messages: easy to grep, easy to ship.
+    if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
+      System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
+    }
+  }
+
+  private static final Logger log = Logger.getLogger(ServiceMain.class.getName());
+
+  private ServiceMain() {}
+
+  public static void run(ServiceConfig config, Function<ServiceContext, List<BindableService>> services) {
+    ServiceProcess process;
+    try {
+      process = ServiceProcess.start(config, services, List.of());
+    } catch (Exception | Error e) {
+      log.log(Level.SEVERE, "event=start_failed service=" + config.serviceName(), e);
+      System.exit(1);
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(process::close, "graceful-shutdown"));
+    try {
+      process.awaitTermination();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
