@@ -141,7 +141,7 @@ public final class InventoryGrpcEndpoint extends InventoryServiceGrpc.InventoryS
       String requestId = v.id("request_id", request.getRequestId());
       if (request.getDelta() == 0) {
         v.add("delta", "must not be zero");
-      } else if (Math.abs(request.getDelta()) > MAX_DELTA) {
+      } else if (request.getDelta() < -MAX_DELTA || request.getDelta() > MAX_DELTA) {
         v.add("delta", "must be between -" + MAX_DELTA + " and " + MAX_DELTA);
       }
       v.throwIfAny();

@@ -1,0 +1,55 @@
+package dev.warehouse.inventory;
+
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ProductInventory;
+import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.runtime.server.ServiceProcess;
+import dev.warehouse.runtime.testing.RecordingInterceptor;
+import dev.warehouse.runtime.testing.TestServices;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The inventory-service as it runs in production (same wiring, real Netty server and channel), on
+ * its own table in the shared moto server, with every DynamoDB request it makes recorded.
+ */
+final class InventoryFixture implements AutoCloseable {
+
+  final String table = TestServices.uniqueTableName();
+  final RecordingInterceptor recorder = new RecordingInterceptor();
+  final ServiceProcess process;
+  final ManagedChannel channel;
+  final InventoryServiceGrpc.InventoryServiceBlockingStub stub;
+
+  InventoryFixture() throws Exception {
+    process = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services,
+        List.of(recorder));
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
+    stub = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.HOURS);
+  }
+
+  InventoryServiceGrpc.InventoryServiceBlockingStub stub() {
+    return stub.withDeadlineAfter(20, TimeUnit.SECONDS);
+  }
+
+  /** An ID no other test uses. */
+  static String id(String prefix) {
+    return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  ProductInventory stock(String productId, String warehouseId, long quantity) {
+    return stub().putProductInventory(PutProductInventoryRequest.newBuilder()
+        .setInventory(ProductInventory.newBuilder()
+            .setProductId(productId).setWarehouseId(warehouseId).setQuantity(quantity))
+        .build());
+  }
+
+  @Override
+  public void close() throws Exception {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    process.close();
+  }
+}

@@ -1,0 +1,53 @@
+package dev.warehouse.inventory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import com.google.rpc.BadRequest;
+import com.google.rpc.ErrorInfo;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import java.util.List;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+
+/** Assertions on the statuses and {@code google.rpc} details a client receives. */
+final class Statuses {
+
+  private Statuses() {}
+
+  static StatusRuntimeException failure(ThrowingCallable call) {
+    StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class, call);
+    assertThat(e).as("the call should fail with a status").isNotNull();
+    return e;
+  }
+
+  static void assertStatus(ThrowingCallable call, Status.Code code, String reason) {
+    StatusRuntimeException e = failure(call);
+    assertThat(e.getStatus().getCode()).isEqualTo(code);
+    assertThat(detail(e, ErrorInfo.class).getReason()).isEqualTo(reason);
+  }
+
+  /** Asserts INVALID_ARGUMENT whose BadRequest names exactly these fields. */
+  static void assertInvalid(ThrowingCallable call, String... fields) {
+    StatusRuntimeException e = failure(call);
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+    List<String> named = detail(e, BadRequest.class).getFieldViolationsList().stream()
+        .map(BadRequest.FieldViolation::getField).toList();
+    assertThat(named).containsExactlyInAnyOrder(fields);
+  }
+
+  static <T extends Message> T detail(StatusRuntimeException e, Class<T> type) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(e);
+    assertThat(status).as("status details of " + e).isNotNull();
+    return status.getDetailsList().stream().filter(any -> any.is(type)).findFirst().map(any -> {
+      try {
+        return any.unpack(type);
+      } catch (InvalidProtocolBufferException x) {
+        throw new AssertionError(x);
+      }
+    }).orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " in " + status));
+  }
+}
