@@ -1,0 +1,85 @@
+package dev.warehouse.inventory;
+
+import static dev.warehouse.inventory.InventoryFixture.id;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Message;
+import dev.warehouse.inventory.store.InventoryKeys;
+import dev.warehouse.inventory.v1.AdjustStockRequest;
+import dev.warehouse.inventory.v1.GetProductInventoryRequest;
+import dev.warehouse.inventory.v1.GetSerialItemRequest;
+import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
+import dev.warehouse.inventory.v1.ListWarehouseProductsRequest;
+import dev.warehouse.inventory.v1.ProductInventory;
+import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.inventory.v1.PutSerialItemRequest;
+import dev.warehouse.inventory.v1.SerialItem;
+import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.testing.RouteConformance;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
+
+/**
+ * Every RPC of the inventory issues exactly the DynamoDB operations its declared route names, on the
+ * declared key shape, and none ever issues a Scan. Requests are recorded by an SDK interceptor on the
+ * service's own client.
+ */
+class RetrievalMapConformanceTest {
+
+  private static InventoryFixture inventory;
+  private static final Set<String> covered = new HashSet<>();
+
+  @BeforeAll
+  static void start() throws Exception {
+    inventory = new InventoryFixture();
+  }
+
+  @AfterAll
+  static void everyRpcWasCheckedAndNothingScanned() throws Exception {
+    try {
+      assertThat(covered).containsExactlyInAnyOrderElementsOf(
+          InventoryKeys.ROUTES.routes().stream().map(Route::methodName).toList());
+      assertThat(inventory.recorder.requests()).noneMatch(r -> r instanceof ScanRequest);
+    } finally {
+      inventory.close();
+    }
+  }
+
+  /** Runs one call with a clean recorder and checks what it sent against the method's route. */
+  private static <Q extends Message, R extends Message> void check(String method, Q request, Function<Q, R> call) {
+    inventory.recorder.clear();
+    R response = call.apply(request);
+    RouteConformance.assertFollows(InventoryKeys.ROUTES.route(method), inventory.recorder.requests(), request, response);
+    covered.add(method);
+  }
+
+  @Test
+  void a1_getSerialItem_andW1_putSerialItem() {
+    String serial = id("SN");
+    check("PutSerialItem", PutSerialItemRequest.newBuilder().setItem(SerialItem.newBuilder()
+        .setSerialNumber(serial).setProductId("P100").setWarehouseId("W1")).build(), inventory.stub()::putSerialItem);
+    check("GetSerialItem", GetSerialItemRequest.newBuilder().setSerialNumber(serial).setConsistentRead(true).build(),
+        inventory.stub()::getSerialItem);
+  }
+
+  @Test
+  void a2_a3_a4_andW2_W3_onOneProduct() {
+    String product = id("P");
+    String warehouse = id("W");
+    check("PutProductInventory", PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
+        .setProductId(product).setWarehouseId(warehouse).setQuantity(5)).build(), inventory.stub()::putProductInventory);
+    check("GetProductInventory", GetProductInventoryRequest.newBuilder()
+        .setProductId(product).setWarehouseId(warehouse).build(), inventory.stub()::getProductInventory);
+    check("ListProductWarehouses", ListProductWarehousesRequest.newBuilder().setProductId(product).build(),
+        inventory.stub()::listProductWarehouses);
+    check("ListWarehouseProducts", ListWarehouseProductsRequest.newBuilder().setWarehouseId(warehouse).build(),
+        inventory.stub()::listWarehouseProducts);
+    check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId(warehouse)
+        .setDelta(-2).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
+  }
+}

@@ -1,0 +1,126 @@
+package dev.warehouse.runtime.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Message;
+import dev.warehouse.routing.v1.Operation;
+import dev.warehouse.routing.v1.SortKeyCondition;
+import dev.warehouse.runtime.dynamo.SingleTable;
+import dev.warehouse.runtime.routing.Route;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import software.amazon.awssdk.core.SdkRequest;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+
+/**
+ * Checks recorded DynamoDB requests against the route an RPC declares: exactly the declared
+ * operations, in order, each on the declared key shape, rendered with the call's own field values.
+ */
+public final class RouteConformance {
+
+  private RouteConformance() {}
+
+  /** The operation a recorded request is, or null for anything a route may not declare (Scan, say). */
+  public static Operation operationOf(SdkRequest request) {
+    if (request instanceof GetItemRequest) {
+      return Operation.OPERATION_GET_ITEM;
+    } else if (request instanceof QueryRequest) {
+      return Operation.OPERATION_QUERY;
+    } else if (request instanceof PutItemRequest) {
+      return Operation.OPERATION_PUT_ITEM;
+    } else if (request instanceof UpdateItemRequest) {
+      return Operation.OPERATION_UPDATE_ITEM;
+    } else if (request instanceof TransactWriteItemsRequest) {
+      return Operation.OPERATION_TRANSACT_WRITE_ITEMS;
+    }
+    return null;
+  }
+
+  /**
+   * Asserts that {@code recorded} is exactly what {@code route} declares for a call whose request and
+   * response carried {@code messages}.
+   */
+  public static void assertFollows(Route route, List<SdkRequest> recorded, Message... messages) {
+    Map<String, String> values = fieldValues(messages);
+    String where = route.patternId() + " " + route.methodName();
+    assertThat(recorded).as(where + ": operations").extracting(RouteConformance::operationOf)
+        .containsExactlyElementsOf(route.operations());
+
+    String pk = route.partitionKey().render(values);
+    for (SdkRequest request : recorded) {
+      if (request instanceof GetItemRequest get) {
+        assertThat(keyOf(get.key())).as(where + ": GetItem key").isEqualTo(mainKey(route, values));
+      } else if (request instanceof PutItemRequest put) {
+        assertThat(keyOf(put.item())).as(where + ": PutItem key").isEqualTo(mainKey(route, values));
+      } else if (request instanceof UpdateItemRequest update) {
+        assertThat(keyOf(update.key())).as(where + ": UpdateItem key").isEqualTo(mainKey(route, values));
+      } else if (request instanceof QueryRequest query) {
+        assertThat(query.indexName()).as(where + ": index").isEqualTo(route.index().orElse(null));
+        String partitionName = query.expressionAttributeNames().get("#pk");
+        assertThat(partitionName).as(where + ": partition attribute")
+            .isEqualTo(route.index().isPresent() ? SingleTable.GSI1_PK : SingleTable.PK);
+        assertThat(query.expressionAttributeValues().get(":pk").s()).as(where + ": partition").isEqualTo(pk);
+        assertThat(query.keyConditionExpression()).as(where + ": key condition").startsWith("#pk = :pk");
+        if (query.keyConditionExpression().contains("begins_with")) {
+          assertThat(route.sortKeyConditions()).contains(SortKeyCondition.SORT_KEY_CONDITION_BEGINS_WITH);
+          assertThat(query.expressionAttributeValues().get(":prefix").s()).as(where + ": sort-key prefix")
+              .startsWith(route.sortKey().prefix());
+        } else {
+          assertThat(route.sortKeyConditions()).contains(SortKeyCondition.SORT_KEY_CONDITION_BETWEEN);
+          assertThat(query.keyConditionExpression()).contains("BETWEEN");
+        }
+      } else if (request instanceof TransactWriteItemsRequest transaction) {
+        Set<List<String>> expected = new HashSet<>();
+        expected.add(mainKey(route, values));
+        route.alsoWrites().forEach(k -> expected.add(List.of(k.partitionKey().render(values), k.sortKey().render(values))));
+        Set<List<String>> written = new HashSet<>();
+        for (TransactWriteItem item : transaction.transactItems()) {
+          written.add(keyOf(item.put() != null ? item.put().item()
+              : item.update() != null ? item.update().key()
+              : item.delete() != null ? item.delete().key() : item.conditionCheck().key()));
+        }
+        assertThat(written).as(where + ": transaction keys").isEqualTo(expected);
+      }
+    }
+  }
+
+  private static List<String> mainKey(Route route, Map<String, String> values) {
+    return List.of(route.partitionKey().render(values), route.sortKey().render(values));
+  }
+
+  private static List<String> keyOf(Map<String, AttributeValue> item) {
+    return List.of(item.get(SingleTable.PK).s(), item.get(SingleTable.SK).s());
+  }
+
+  /** String fields of the messages and of their nested messages, by field name (first one wins). */
+  private static Map<String, String> fieldValues(Message... messages) {
+    Map<String, String> values = new HashMap<>();
+    for (Message message : messages) {
+      collect(message, values);
+    }
+    return values;
+  }
+
+  private static void collect(Message message, Map<String, String> values) {
+    for (Map.Entry<FieldDescriptor, Object> field : message.getAllFields().entrySet()) {
+      if (field.getKey().isRepeated()) {
+        continue;
+      }
+      if (field.getValue() instanceof String s && !s.isEmpty()) {
+        values.putIfAbsent(field.getKey().getName(), s);
+      } else if (field.getValue() instanceof Message nested) {
+        collect(nested, values);
+      }
+    }
+  }
+}
