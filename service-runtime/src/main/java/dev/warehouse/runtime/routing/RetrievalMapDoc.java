@@ -2,10 +2,8 @@ package dev.warehouse.runtime.routing;
 
 import dev.warehouse.routing.v1.Consistency;
 import dev.warehouse.routing.v1.Operation;
-import dev.warehouse.routing.v1.SortKeyCondition;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Locale;
 import java.util.stream.Collectors;
 
 /** Renders the retrieval map as the Markdown table the README carries (and a test keeps in step). */
@@ -47,8 +45,11 @@ public final class RetrievalMapDoc {
 
   private static String sortKey(Route r) {
     String forms = r.sortKeyConditions().stream()
-        .map(c -> c == SortKeyCondition.SORT_KEY_CONDITION_EQUALS ? "`" + r.sortKey() + "`"
-            : c.name().substring("SORT_KEY_CONDITION_".length()).toLowerCase(Locale.ROOT) + " `" + r.sortKey() + "`")
+        .map(c -> switch (c) {
+          case SORT_KEY_CONDITION_BEGINS_WITH -> "begins_with `" + r.sortKey() + "`";
+          case SORT_KEY_CONDITION_BETWEEN -> "between `" + r.sortKey() + "…` and `" + r.sortKey() + "…`";
+          default -> "`" + r.sortKey() + "`";
+        })
         .collect(Collectors.joining(" or "));
     String also = r.alsoWrites().stream()
         .map(k -> "`" + k.partitionKey() + "` / `" + k.sortKey() + "`")

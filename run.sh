@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs the system locally: moto (through our serializing launcher) and the services.
+# Builds the jars when missing. Ctrl-C stops everything this script started.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+MOTO_PORT="${MOTO_PORT:-5000}"
+INVENTORY_GRPC_PORT="${INVENTORY_GRPC_PORT:-50052}"
+INVENTORY_METRICS_PORT="${INVENTORY_METRICS_PORT:-9092}"
+PYTHON="${MOTO_PYTHON:-python3}"
+LOGS="${LOGS:-target/run-logs}"
+mkdir -p "$LOGS"
+
+if ! "$PYTHON" -c 'import moto' 2>/dev/null; then
+  echo "moto is not installed for $PYTHON: pip install 'moto[server]' (or set MOTO_PYTHON)" >&2
+  exit 1
+fi
+
+if [ ! -f inventory-service/target/inventory-service.jar ]; then
+  echo "building the service jars (first run) ..."
+  ./mvnw -B -q -DskipTests package
+fi
+
+pids=()
+stop_all() {
+  trap - INT TERM EXIT
+  echo
+  echo "stopping ..."
+  for ((i=${#pids[@]}-1; i>=0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  echo "stopped"
+}
+trap stop_all INT TERM EXIT
+
+wait_for_port() { # name port pid
+  for _ in $(seq 1 120); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null; then return 0; fi
+    if ! kill -0 "$3" 2>/dev/null; then echo "$1 exited; see $LOGS/$1.log" >&2; exit 1; fi
+    sleep 0.5
+  done
+  echo "$1 did not open port $2 within 60 s; see $LOGS/$1.log" >&2
+  exit 1
+}
+
+"$PYTHON" tools/moto/serialized_moto_server.py --host 127.0.0.1 --port "$MOTO_PORT" >"$LOGS/moto.log" 2>&1 &
+pids+=($!)
+wait_for_port moto "$MOTO_PORT" "${pids[-1]}"
+
+# One key per run, shared by every instance, so page tokens work across instances.
+PAGE_TOKEN_KEY="${PAGE_TOKEN_KEY:-$(head -c 32 /dev/urandom | base64)}"
+export DYNAMODB_ENDPOINT="http://127.0.0.1:$MOTO_PORT" TABLE_AUTO_CREATE=true PAGE_TOKEN_KEY
+
+GRPC_PORT="$INVENTORY_GRPC_PORT" METRICS_PORT="$INVENTORY_METRICS_PORT" \
+  java -Xmx256m -jar inventory-service/target/inventory-service.jar >"$LOGS/inventory-service.log" 2>&1 &
+pids+=($!)
+wait_for_port inventory-service "$INVENTORY_GRPC_PORT" "${pids[-1]}"
+
+cat <<INFO
+
+  moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
+  inventory-service   127.0.0.1:$INVENTORY_GRPC_PORT   metrics http://127.0.0.1:$INVENTORY_METRICS_PORT/metrics
+  logs                $LOGS/
+
+  grpcurl -plaintext localhost:$INVENTORY_GRPC_PORT list
+  grpcurl -plaintext -d '{"product_id":"P100"}' localhost:$INVENTORY_GRPC_PORT warehouse.inventory.v1.InventoryService/ListProductWarehouses
+
+Press Ctrl-C to stop.
+INFO
+wait
