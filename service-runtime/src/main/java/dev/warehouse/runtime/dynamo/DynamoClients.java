@@ -31,6 +31,14 @@ public final class DynamoClients {
   private DynamoClients() {}
 
   public static DynamoDbAsyncClient create(ServiceConfig config, List<ExecutionInterceptor> interceptors) {
+    return create(config, SDK_MAX_ATTEMPTS, interceptors);
+  }
+
+  /**
+   * A client whose SDK makes at most {@code maxAttempts} attempts per call; 1 turns SDK retries off,
+   * for a service whose own retry layer (resilience4j) owns every DynamoDB failure.
+   */
+  public static DynamoDbAsyncClient create(ServiceConfig config, int maxAttempts, List<ExecutionInterceptor> interceptors) {
     Duration callTimeout = config.dynamoCallTimeout();
     DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder()
         .region(Region.of(config.region()))
@@ -40,8 +48,8 @@ public final class DynamoClients {
             .connectionTimeout(Duration.ofSeconds(2)))
         .overrideConfiguration(o -> o
             .apiCallTimeout(callTimeout)
-            .apiCallAttemptTimeout(callTimeout.dividedBy(SDK_MAX_ATTEMPTS))
-            .retryStrategy(AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(SDK_MAX_ATTEMPTS).build())
+            .apiCallAttemptTimeout(callTimeout.dividedBy(maxAttempts))
+            .retryStrategy(AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(maxAttempts).build())
             .executionInterceptors(interceptors));
     config.dynamoEndpoint().ifPresent(builder::endpointOverride);
     return builder.build();

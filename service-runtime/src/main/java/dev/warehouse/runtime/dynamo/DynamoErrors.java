@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.dynamo;
 
+import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnavailableException;
 import java.util.concurrent.CompletionException;
@@ -17,6 +18,11 @@ public final class DynamoErrors {
 
   private DynamoErrors() {}
 
+  /** The error of a throttled request, whether DynamoDB said so for the call or for a transaction item. */
+  public static ResourceExhaustedException throttled(Throwable cause) {
+    return new ResourceExhaustedException("DATABASE_THROTTLED", "the database is throttling requests; retry later", cause);
+  }
+
   /** Returns the domain exception for {@code failure}, or the failure itself when it has no domain meaning. */
   public static RuntimeException translate(Throwable failure) {
     Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
@@ -28,7 +34,7 @@ public final class DynamoErrors {
     }
     if (cause instanceof DynamoDbException db) {
       if (db.isThrottlingException()) {
-        return new UnavailableException("DATABASE_THROTTLED", "the database is throttling requests; retry later", db);
+        return throttled(db);
       }
       if (db.statusCode() >= 500) {
         return new UnavailableException("DATABASE_UNAVAILABLE", "the database is unavailable", db);

@@ -10,6 +10,7 @@ import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.FieldViolation;
 import dev.warehouse.runtime.error.InvalidArgumentException;
 import dev.warehouse.runtime.error.NotFoundException;
+import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnavailableException;
 import io.grpc.StatusException;
@@ -89,6 +90,8 @@ public final class GrpcErrors {
       return Code.ABORTED;
     } else if (e instanceof UnavailableException) {
       return Code.UNAVAILABLE;
+    } else if (e instanceof ResourceExhaustedException) {
+      return Code.RESOURCE_EXHAUSTED;
     }
     return Code.INTERNAL;
   }

@@ -4,12 +4,18 @@ import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.paging.PageTokenCodec;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
+import java.util.concurrent.ScheduledExecutorService;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
-/** The heavy objects of a process, built once and handed to a service's wiring by constructor. */
+/**
+ * The heavy objects of a process, built once and handed to a service's wiring by constructor.
+ *
+ * @param scheduler timers for retry backoff; never blocked on
+ */
 public record ServiceContext(
     ServiceConfig config,
     DynamoDbAsyncClient dynamo,
     MeterRegistry meterRegistry,
     PageTokenCodec pageTokens,
-    Clock clock) {}
+    Clock clock,
+    ScheduledExecutorService scheduler) {}

@@ -17,6 +17,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -37,12 +39,15 @@ public final class ServiceProcess implements AutoCloseable {
   private final MetricsServer metrics;
   private final DynamoDbAsyncClient dynamo;
   private final ExecutorService executor;
+  private final ScheduledExecutorService scheduler;
 
-  private ServiceProcess(ServiceServer server, MetricsServer metrics, DynamoDbAsyncClient dynamo, ExecutorService executor) {
+  private ServiceProcess(ServiceServer server, MetricsServer metrics, DynamoDbAsyncClient dynamo,
+      ExecutorService executor, ScheduledExecutorService scheduler) {
     this.server = server;
     this.metrics = metrics;
     this.dynamo = dynamo;
     this.executor = executor;
+    this.scheduler = scheduler;
   }
 
   /**
@@ -53,10 +58,20 @@ public final class ServiceProcess implements AutoCloseable {
    */
   public static ServiceProcess start(ServiceConfig config, Function<ServiceContext, List<BindableService>> services,
       List<ExecutionInterceptor> sdkInterceptors) throws IOException {
+    return start(config, DynamoClients.SDK_MAX_ATTEMPTS, services, sdkInterceptors);
+  }
+
+  /**
+   * Starts a service whose DynamoDB client makes at most {@code sdkMaxAttempts} attempts per call
+   * (1 when the service's own retry layer owns DynamoDB failures).
+   */
+  public static ServiceProcess start(ServiceConfig config, int sdkMaxAttempts,
+      Function<ServiceContext, List<BindableService>> services, List<ExecutionInterceptor> sdkInterceptors)
+      throws IOException {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus(config.serviceName());
-    DynamoDbAsyncClient dynamo = DynamoClients.create(config, sdkInterceptors);
+    DynamoDbAsyncClient dynamo = DynamoClients.create(config, sdkMaxAttempts, sdkInterceptors);
     if (config.createTable()) {
       TableSetup.ensureTable(dynamo, config.tableName(), Duration.ofMinutes(2));
     }
@@ -64,7 +79,8 @@ public final class ServiceProcess implements AutoCloseable {
       log.warning("event=page_token_key_random detail=\"set PAGE_TOKEN_KEY so instances accept each other's page tokens\"");
       return PageTokenCodec.withRandomKey();
     });
-    ServiceContext context = new ServiceContext(config, dynamo, registry, pageTokens, Clock.systemUTC());
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(namedThreads("timer"));
+    ServiceContext context = new ServiceContext(config, dynamo, registry, pageTokens, Clock.systemUTC(), scheduler);
 
     // Handlers never block (the DynamoDB client is asynchronous), so a few threads serve every call.
     ExecutorService executor = Executors.newFixedThreadPool(
@@ -79,7 +95,7 @@ public final class ServiceProcess implements AutoCloseable {
     log.info("event=started service=" + config.serviceName() + " grpc_port=" + server.port()
         + " metrics_port=" + (metrics == null ? -1 : metrics.port())
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new ServiceProcess(server, metrics, dynamo, executor);
+    return new ServiceProcess(server, metrics, dynamo, executor, scheduler);
   }
 
   public int grpcPort() {
@@ -107,11 +123,12 @@ public final class ServiceProcess implements AutoCloseable {
       metrics.close();
     }
     executor.shutdown();
+    scheduler.shutdownNow();
     dynamo.close();
     log.info("event=stopped");
   }
 
-  private static java.util.concurrent.ThreadFactory namedThreads(String prefix) {
+  private static ThreadFactory namedThreads(String prefix) {
     AtomicInteger n = new AtomicInteger();
     return r -> {
       Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());

@@ -10,6 +10,7 @@ import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.FieldViolation;
 import dev.warehouse.runtime.error.InvalidArgumentException;
 import dev.warehouse.runtime.error.NotFoundException;
+import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.UnavailableException;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -28,7 +29,8 @@ class GrpcErrorsTest {
     assertMapped(new FailedPreconditionException("INSUFFICIENT_STOCK", "m", Map.of("available", "3")),
         Status.Code.FAILED_PRECONDITION, "INSUFFICIENT_STOCK");
     assertMapped(new AbortedException("VERSION_MISMATCH", "m"), Status.Code.ABORTED, "VERSION_MISMATCH");
-    assertMapped(new UnavailableException("DATABASE_THROTTLED", "m"), Status.Code.UNAVAILABLE, "DATABASE_THROTTLED");
+    assertMapped(new UnavailableException("DATABASE_UNAVAILABLE", "m"), Status.Code.UNAVAILABLE, "DATABASE_UNAVAILABLE");
+    assertMapped(new ResourceExhaustedException("DATABASE_THROTTLED", "m", null), Status.Code.RESOURCE_EXHAUSTED, "DATABASE_THROTTLED");
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.warehouse.runtime.testing;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.dynamo.TableSetup;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -24,8 +25,13 @@ public final class TestServices {
 
   /** A service on free ports, against moto, creating its table at start-up. */
   public static ServiceConfig config(String serviceName, String tableName) {
-    return new ServiceConfig(serviceName, 0, 0, Optional.of(MotoServer.endpoint()), ServiceConfig.DEFAULT_REGION,
-        tableName, true, Optional.of(PAGE_TOKEN_KEY), Duration.ofSeconds(10), Duration.ofSeconds(5));
+    return config(serviceName, tableName, MotoServer.endpoint(), Duration.ofSeconds(10));
+  }
+
+  /** A service on free ports against {@code endpoint} (a fault proxy, say), with its DynamoDB call timeout. */
+  public static ServiceConfig config(String serviceName, String tableName, URI endpoint, Duration dynamoCallTimeout) {
+    return new ServiceConfig(serviceName, 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
+        tableName, true, Optional.of(PAGE_TOKEN_KEY), dynamoCallTimeout, Duration.ofSeconds(5));
   }
 
   /** A plain client on moto, for tests that set up or inspect data behind a service's back. */

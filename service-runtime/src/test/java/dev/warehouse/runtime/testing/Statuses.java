@@ -1,4 +1,4 @@
-package dev.warehouse.inventory;
+package dev.warehouse.runtime.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -14,24 +14,24 @@ import java.util.List;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 
 /** Assertions on the statuses and {@code google.rpc} details a client receives. */
-final class Statuses {
+public final class Statuses {
 
   private Statuses() {}
 
-  static StatusRuntimeException failure(ThrowingCallable call) {
+  public static StatusRuntimeException failure(ThrowingCallable call) {
     StatusRuntimeException e = catchThrowableOfType(StatusRuntimeException.class, call);
     assertThat(e).as("the call should fail with a status").isNotNull();
     return e;
   }
 
-  static void assertStatus(ThrowingCallable call, Status.Code code, String reason) {
+  public static void assertStatus(ThrowingCallable call, Status.Code code, String reason) {
     StatusRuntimeException e = failure(call);
     assertThat(e.getStatus().getCode()).isEqualTo(code);
     assertThat(detail(e, ErrorInfo.class).getReason()).isEqualTo(reason);
   }
 
   /** Asserts INVALID_ARGUMENT whose BadRequest names exactly these fields. */
-  static void assertInvalid(ThrowingCallable call, String... fields) {
+  public static void assertInvalid(ThrowingCallable call, String... fields) {
     StatusRuntimeException e = failure(call);
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
     List<String> named = detail(e, BadRequest.class).getFieldViolationsList().stream()
@@ -39,7 +39,7 @@ final class Statuses {
     assertThat(named).containsExactlyInAnyOrder(fields);
   }
 
-  static <T extends Message> T detail(StatusRuntimeException e, Class<T> type) {
+  public static <T extends Message> T detail(StatusRuntimeException e, Class<T> type) {
     com.google.rpc.Status status = StatusProto.fromThrowable(e);
     assertThat(status).as("status details of " + e).isNotNull();
     return status.getDetailsList().stream().filter(any -> any.is(type)).findFirst().map(any -> {

@@ -1,0 +1,48 @@
+package dev.warehouse.order;
+
+import dev.warehouse.order.audit.OrderAudit;
+import dev.warehouse.order.domain.OrderService;
+import dev.warehouse.order.grpc.OrderGrpcEndpoint;
+import dev.warehouse.order.store.DynamoOrderRepository;
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.dynamo.TransactionRunner;
+import dev.warehouse.runtime.server.ServiceContext;
+import dev.warehouse.runtime.server.ServiceMain;
+import io.grpc.BindableService;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Starts the order-service ({@code java -jar order-service.jar}), or runs the consistency audit
+ * ({@code java -jar order-service.jar audit [--segments N] [--pages-per-second N]}).
+ */
+public final class OrderMain {
+
+  public static final String SERVICE_NAME = "order-service";
+  public static final int DEFAULT_GRPC_PORT = 50053;
+  public static final int DEFAULT_METRICS_PORT = 9093;
+  /**
+   * The SDK makes one attempt per call: resilience4j ({@link TransactionRunner}) owns the retries of
+   * transactions, and reads are retried by the caller (the gateway), so layers never multiply.
+   */
+  public static final int SDK_MAX_ATTEMPTS = 1;
+
+  private OrderMain() {}
+
+  public static void main(String[] args) throws Exception {
+    ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
+    if (args.length > 0 && args[0].equals("audit")) {
+      System.exit(OrderAudit.run(config, Arrays.copyOfRange(args, 1, args.length), System.out));
+    }
+    ServiceMain.run(config, SDK_MAX_ATTEMPTS, OrderMain::services);
+  }
+
+  /** The production wiring, shared with the tests. */
+  static List<BindableService> services(ServiceContext context) {
+    TransactionRunner transactions = new TransactionRunner(
+        context.dynamo(), context.scheduler(), context.meterRegistry(), context.config().dynamoCallTimeout());
+    DynamoOrderRepository repository = new DynamoOrderRepository(
+        context.dynamo(), context.config().tableName(), transactions, context.pageTokens());
+    return List.of(new OrderGrpcEndpoint(new OrderService(repository, context.clock())));
+  }
+}

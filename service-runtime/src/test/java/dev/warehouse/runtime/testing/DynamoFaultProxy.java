@@ -1,0 +1,192 @@
+package dev.warehouse.runtime.testing;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A test-only HTTP proxy between a service and moto that injects faults on chosen DynamoDB
+ * operations: {@code TransactionConflict} cancellations, throttling, HTTP 500s, dropped connections
+ * and delays. moto never produces these by itself.
+ */
+public final class DynamoFaultProxy implements AutoCloseable {
+
+  /** What to do to a request instead of (or before) forwarding it. */
+  public enum Fault { TRANSACTION_CONFLICT, THROTTLING, HTTP_500, DROP_CONNECTION, DELAY }
+
+  private static final Set<String> UNFORWARDED_HEADERS =
+      Set.of("host", "content-length", "connection", "expect", "upgrade", "transfer-encoding", "keep-alive");
+  private static final String ERROR_TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#";
+
+  private record Rule(Fault fault, AtomicInteger remaining, Duration delay) {}
+
+  private final URI target;
+  private final HttpServer server;
+  private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "fault-proxy");
+    t.setDaemon(true);
+    return t;
+  });
+  private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final Map<String, Rule> rules = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
+  private final AtomicInteger injected = new AtomicInteger();
+
+  private DynamoFaultProxy(URI target) throws IOException {
+    this.target = target;
+    this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    server.createContext("/", this::handle);
+    server.setExecutor(executor);
+    server.start();
+  }
+
+  /** A proxy in front of {@code target} (moto's endpoint) that forwards everything until told otherwise. */
+  public static DynamoFaultProxy start(URI target) {
+    try {
+      return new DynamoFaultProxy(target);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public URI endpoint() {
+    return URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+  }
+
+  /** Applies {@code fault} to the next {@code times} calls of {@code operation} (e.g. "TransactWriteItems"). */
+  public void inject(String operation, Fault fault, int times) {
+    rules.put(operation, new Rule(fault, new AtomicInteger(times), Duration.ofSeconds(1)));
+  }
+
+  /** Delays the next {@code times} calls of {@code operation} by {@code delay} before forwarding them. */
+  public void delay(String operation, Duration delay, int times) {
+    rules.put(operation, new Rule(Fault.DELAY, new AtomicInteger(times), delay));
+  }
+
+  /** Stops injecting; counts are kept. */
+  public void clear() {
+    rules.clear();
+  }
+
+  /** Calls of {@code operation} seen so far, faulted or not. */
+  public int calls(String operation) {
+    return seen.getOrDefault(operation, new AtomicInteger()).get();
+  }
+
+  /** Faults injected so far. */
+  public int injected() {
+    return injected.get();
+  }
+
+  private void handle(HttpExchange exchange) throws IOException {
+    byte[] body;
+    try (InputStream in = exchange.getRequestBody()) {
+      body = in.readAllBytes();
+    }
+    String target = exchange.getRequestHeaders().getFirst("X-Amz-Target");
+    String operation = target == null ? "" : target.substring(target.indexOf('.') + 1);
+    seen.computeIfAbsent(operation, k -> new AtomicInteger()).incrementAndGet();
+    Rule rule = rules.get(operation);
+    if (rule != null && rule.remaining().getAndDecrement() > 0) {
+      injected.incrementAndGet();
+      switch (rule.fault()) {
+        case TRANSACTION_CONFLICT -> {
+          respondError(exchange, 400, "TransactionCanceledException", conflictReasons(body));
+          return;
+        }
+        case THROTTLING -> {
+          respondError(exchange, 400, "ThrottlingException", "");
+          return;
+        }
+        case HTTP_500 -> {
+          respondError(exchange, 500, "InternalServerError", "");
+          return;
+        }
+        case DROP_CONNECTION -> {
+          // Throwing from the handler makes the server close the connection without an answer.
+          throw new IOException("fault injected: connection dropped");
+        }
+        case DELAY -> sleep(rule.delay());
+      }
+    }
+    forward(exchange, body);
+  }
+
+  private void forward(HttpExchange exchange, byte[] body) throws IOException {
+    HttpRequest.Builder request = HttpRequest.newBuilder(target.resolve(exchange.getRequestURI()))
+        .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(body));
+    exchange.getRequestHeaders().forEach((name, values) -> {
+      if (!UNFORWARDED_HEADERS.contains(name.toLowerCase())) {
+        values.forEach(v -> request.header(name, v));
+      }
+    });
+    HttpResponse<byte[]> response;
+    try {
+      response = client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException(e);
+    }
+    response.headers().map().forEach((name, values) -> {
+      if (!UNFORWARDED_HEADERS.contains(name.toLowerCase()) && !name.startsWith(":")) {
+        exchange.getResponseHeaders().put(name, List.copyOf(values));
+      }
+    });
+    send(exchange, response.statusCode(), response.body());
+  }
+
+  /** One cancellation reason per transaction item (each carries a TableName): the first conflicts. */
+  private static String conflictReasons(byte[] request) {
+    String text = new String(request, StandardCharsets.UTF_8);
+    int items = Math.max(1, text.split("\"TableName\"", -1).length - 1);
+    StringBuilder reasons = new StringBuilder(",\"CancellationReasons\":[{\"Code\":\"TransactionConflict\","
+        + "\"Message\":\"Transaction is ongoing for the item\"}");
+    for (int i = 1; i < items; i++) {
+      reasons.append(",{\"Code\":\"None\"}");
+    }
+    return reasons.append(']').toString();
+  }
+
+  private static void respondError(HttpExchange exchange, int status, String type, String extra) throws IOException {
+    String json = "{\"__type\":\"" + ERROR_TYPE_PREFIX + type + "\",\"message\":\"fault injected: " + type + "\"" + extra + "}";
+    exchange.getResponseHeaders().set("Content-Type", "application/x-amz-json-1.0");
+    send(exchange, status, json.getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static void send(HttpExchange exchange, int status, byte[] body) throws IOException {
+    exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
+    try (OutputStream out = exchange.getResponseBody()) {
+      out.write(body);
+    }
+  }
+
+  private static void sleep(Duration delay) {
+    try {
+      Thread.sleep(delay.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    executor.shutdownNow();
+  }
+}
