@@ -7,6 +7,8 @@ cd "$(dirname "$0")"
 MOTO_PORT="${MOTO_PORT:-5000}"
 INVENTORY_GRPC_PORT="${INVENTORY_GRPC_PORT:-50052}"
 INVENTORY_METRICS_PORT="${INVENTORY_METRICS_PORT:-9092}"
+ORDER_GRPC_PORT="${ORDER_GRPC_PORT:-50053}"
+ORDER_METRICS_PORT="${ORDER_METRICS_PORT:-9093}"
 PYTHON="${MOTO_PYTHON:-python3}"
 LOGS="${LOGS:-target/run-logs}"
 mkdir -p "$LOGS"
@@ -16,7 +18,7 @@ if ! "$PYTHON" -c 'import moto' 2>/dev/null; then
   exit 1
 fi
 
-if [ ! -f inventory-service/target/inventory-service.jar ]; then
+if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-service/target/order-service.jar ]; then
   echo "building the service jars (first run) ..."
   ./mvnw -B -q -DskipTests package
 fi
@@ -55,14 +57,22 @@ GRPC_PORT="$INVENTORY_GRPC_PORT" METRICS_PORT="$INVENTORY_METRICS_PORT" \
 pids+=($!)
 wait_for_port inventory-service "$INVENTORY_GRPC_PORT" "${pids[-1]}"
 
+GRPC_PORT="$ORDER_GRPC_PORT" METRICS_PORT="$ORDER_METRICS_PORT" \
+  java -Xmx256m -jar order-service/target/order-service.jar >"$LOGS/order-service.log" 2>&1 &
+pids+=($!)
+wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
+
 cat <<INFO
 
   moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
   inventory-service   127.0.0.1:$INVENTORY_GRPC_PORT   metrics http://127.0.0.1:$INVENTORY_METRICS_PORT/metrics
+  order-service       127.0.0.1:$ORDER_GRPC_PORT   metrics http://127.0.0.1:$ORDER_METRICS_PORT/metrics
   logs                $LOGS/
 
   grpcurl -plaintext localhost:$INVENTORY_GRPC_PORT list
   grpcurl -plaintext -d '{"product_id":"P100"}' localhost:$INVENTORY_GRPC_PORT warehouse.inventory.v1.InventoryService/ListProductWarehouses
+  grpcurl -plaintext -d '{"customer_id":"C4821"}' localhost:$ORDER_GRPC_PORT warehouse.order.v1.OrderService/ListCustomerOrders
+  consistency audit: DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar order-service/target/order-service.jar audit
 
 Press Ctrl-C to stop.
 INFO

@@ -94,6 +94,34 @@ public final class RouteConformance {
     }
   }
 
+  /** Asserts that every item written by {@code recorded} has a partition key under one of {@code ownedPrefixes}. */
+  public static void assertWritesOnlyUnder(List<SdkRequest> recorded, Set<String> ownedPrefixes) {
+    List<String> written = new java.util.ArrayList<>();
+    for (SdkRequest request : recorded) {
+      if (request instanceof PutItemRequest put) {
+        written.add(put.item().get(SingleTable.PK).s());
+      } else if (request instanceof UpdateItemRequest update) {
+        written.add(update.key().get(SingleTable.PK).s());
+      } else if (request instanceof software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest delete) {
+        written.add(delete.key().get(SingleTable.PK).s());
+      } else if (request instanceof TransactWriteItemsRequest transaction) {
+        for (TransactWriteItem item : transaction.transactItems()) {
+          if (item.put() != null) {
+            written.add(item.put().item().get(SingleTable.PK).s());
+          } else if (item.update() != null) {
+            written.add(item.update().key().get(SingleTable.PK).s());
+          } else if (item.delete() != null) {
+            written.add(item.delete().key().get(SingleTable.PK).s());
+          }
+        }
+      } else if (request instanceof software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest) {
+        throw new AssertionError("unexpected BatchWriteItem: extend this check before using it");
+      }
+    }
+    assertThat(written).as("partition keys written").isNotEmpty()
+        .allSatisfy(pk -> assertThat(ownedPrefixes).anySatisfy(prefix -> assertThat(pk).startsWith(prefix)));
+  }
+
   private static List<String> mainKey(Route route, Map<String, String> values) {
     return List.of(route.partitionKey().render(values), route.sortKey().render(values));
   }

@@ -1,0 +1,95 @@
+package dev.warehouse.order;
+
+import static dev.warehouse.order.OrderFixture.eur;
+import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.type.Money;
+import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.ListCustomerOrdersRequest;
+import dev.warehouse.order.v1.PlaceOrderRequest;
+import dev.warehouse.order.v1.UpdateOrderStatusRequest;
+import java.util.stream.Stream;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Every bad input is INVALID_ARGUMENT naming each bad field, and no DynamoDB request is made. */
+class OrderInvalidInputTest {
+
+  private static OrderFixture orders;
+
+  @BeforeAll
+  static void start() throws Exception {
+    orders = new OrderFixture();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    orders.close();
+  }
+
+  @BeforeEach
+  void clearRecorder() {
+    orders.recorder.clear();
+  }
+
+  private static PlaceOrderRequest.Builder valid() {
+    return PlaceOrderRequest.newBuilder().setCustomerId("C4821").setOrderId("O1").setOrderDate("2026-07-26")
+        .setTotal(eur(10, 0)).setRequestId("r-1");
+  }
+
+  private static ListCustomerOrdersRequest.Builder list() {
+    return ListCustomerOrdersRequest.newBuilder().setCustomerId("C4821");
+  }
+
+  static Stream<Arguments> badRequests() {
+    return Stream.of(
+        bad("empty customer", () -> orders.stub().placeOrder(valid().setCustomerId("").build()), "customer_id"),
+        bad("over-long order id", () -> orders.stub().placeOrder(valid().setOrderId("O".repeat(65)).build()), "order_id"),
+        bad("key delimiter in order id", () -> orders.stub().placeOrder(valid().setOrderId("O1#METADATA").build()), "order_id"),
+        bad("malformed date", () -> orders.stub().placeOrder(valid().setOrderDate("26/07/2026").build()), "order_date"),
+        bad("impossible date", () -> orders.stub().placeOrder(valid().setOrderDate("2026-02-30").build()), "order_date"),
+        bad("negative total", () -> orders.stub().placeOrder(valid().setTotal(eur(-1, 0)).build()), "total"),
+        bad("negative nanos", () -> orders.stub().placeOrder(valid().setTotal(eur(0, -5)).build()), "total"),
+        bad("malformed currency", () -> orders.stub().placeOrder(valid()
+            .setTotal(Money.newBuilder().setCurrencyCode("euro").setUnits(1)).build()), "total.currency_code"),
+        bad("nanos out of range", () -> orders.stub().placeOrder(valid().setTotal(eur(1, 1_000_000_000)).build()),
+            "total.nanos"),
+        bad("missing total and request id", () -> orders.stub().placeOrder(valid().clearTotal().setRequestId("").build()),
+            "total", "request_id"),
+        bad("control character in order id", () -> orders.stub().getOrder(
+            GetOrderRequest.newBuilder().setOrderId("O\u00001").build()), "order_id"),
+        bad("prefix with range", () -> orders.stub().listCustomerOrders(list().setDatePrefix("2026")
+            .setStartDate("2026-01-01").build()), "date_prefix"),
+        bad("impossible prefix", () -> orders.stub().listCustomerOrders(list().setDatePrefix("2026-13").build()),
+            "date_prefix"),
+        bad("malformed prefix", () -> orders.stub().listCustomerOrders(list().setDatePrefix("2026-7").build()),
+            "date_prefix"),
+        bad("reversed range", () -> orders.stub().listCustomerOrders(list().setStartDate("2026-07-26")
+            .setEndDate("2026-07-01").build()), "end_date"),
+        bad("impossible range end", () -> orders.stub().listCustomerOrders(list().setEndDate("2026-04-31").build()),
+            "end_date"),
+        bad("negative page size", () -> orders.stub().listCustomerOrders(list().setPageSize(-5).build()), "page_size"),
+        bad("tampered token", () -> orders.stub().listCustomerOrders(list().setPageToken("AQID").build()), "page_token"),
+        bad("unknown status", () -> orders.stub().updateOrderStatus(UpdateOrderStatusRequest.newBuilder()
+            .setOrderId("O1").setStatusValue(42).build()), "status"),
+        bad("missing status, negative version", () -> orders.stub().updateOrderStatus(UpdateOrderStatusRequest.newBuilder()
+            .setOrderId("O1").setExpectedVersion(-1).build()), "status", "expected_version"));
+  }
+
+  private static Arguments bad(String name, ThrowingCallable call, String... fields) {
+    return Arguments.of(name, call, fields);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("badRequests")
+  void badInput_isInvalidArgument_namingEachField_andTouchesNoData(String name, ThrowingCallable call, String[] fields) {
+    assertInvalid(call, fields);
+    assertThat(orders.recorder.requests()).as("DynamoDB requests made for an invalid call").isEmpty();
+  }
+}

@@ -1,0 +1,75 @@
+package dev.warehouse.order;
+
+import static dev.warehouse.order.OrderFixture.id;
+import static dev.warehouse.order.OrderFixture.order;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Message;
+import dev.warehouse.order.store.OrderKeys;
+import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.ListCustomerOrdersRequest;
+import dev.warehouse.order.v1.Order;
+import dev.warehouse.order.v1.OrderStatus;
+import dev.warehouse.order.v1.UpdateOrderStatusRequest;
+import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.testing.RouteConformance;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.SdkRequest;
+import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
+
+/**
+ * Every RPC of the order-service issues exactly its declared operations on its declared key shapes,
+ * never a Scan, and writes only under the order-service's own prefixes.
+ */
+class RetrievalMapConformanceTest {
+
+  private static OrderFixture orders;
+  private static final Set<String> covered = new HashSet<>();
+
+  @BeforeAll
+  static void start() throws Exception {
+    orders = new OrderFixture();
+  }
+
+  @AfterAll
+  static void everyRpcWasCheckedAndOnlyOwnKeysWritten() throws Exception {
+    try {
+      assertThat(covered).containsExactlyInAnyOrderElementsOf(
+          OrderKeys.ROUTES.routes().stream().map(Route::methodName).toList());
+      assertThat(orders.recorder.requests()).noneMatch(r -> r instanceof ScanRequest);
+      RouteConformance.assertWritesOnlyUnder(orders.recorder.requests(), Set.of("CUSTOMER#", "ORDER#"));
+    } finally {
+      orders.close();
+    }
+  }
+
+  private static <Q extends Message, R extends Message> R check(String method, Q request, Function<Q, R> call) {
+    int from = orders.recorder.requests().size();
+    R response = call.apply(request);
+    List<SdkRequest> sent = orders.recorder.requests();
+    RouteConformance.assertFollows(OrderKeys.ROUTES.route(method), sent.subList(from, sent.size()), request, response);
+    covered.add(method);
+    return response;
+  }
+
+  @Test
+  void everyRouteOfTheOrderCorridor() {
+    String customer = id("C");
+    Order placed = check("PlaceOrder", order(customer, id("O"), "2026-07-26").build(), orders.stub()::placeOrder);
+    check("GetOrder", GetOrderRequest.newBuilder().setOrderId(placed.getOrderId()).build(), orders.stub()::getOrder);
+    check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer).build(),
+        orders.stub()::listCustomerOrders);
+    check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer).setDatePrefix("2026-07").build(),
+        orders.stub()::listCustomerOrders);
+    check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer)
+        .setStartDate("2026-07-01").setEndDate("2026-07-31").build(), orders.stub()::listCustomerOrders);
+    check("UpdateOrderStatus", UpdateOrderStatusRequest.newBuilder().setOrderId(placed.getOrderId())
+        .setStatus(OrderStatus.ORDER_STATUS_PAID).build(), orders.stub()::updateOrderStatus);
+  }
+}
