@@ -15,6 +15,7 @@ import dev.warehouse.inventory.v1.ListWarehouseProductsResponse;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.inventory.v1.SerialItem;
+import dev.warehouse.runtime.testing.MetricsScrape;
 import io.grpc.Status;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -157,6 +158,28 @@ class InventoryReadsTest {
   void listWarehouseProducts_refusesStrongReads() {
     assertInvalid(() -> inventory.stub().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder()
         .setWarehouseId("W1").setConsistentRead(true).build()), "consistent_read");
+  }
+
+  @Test
+  void dynamoMetrics_showLatencyCapacityAndItemsPerAccessPattern() {
+    String product = id("P");
+    String warehouse = id("W");
+    inventory.stock(product, warehouse, 2);
+    inventory.stub().getProductInventory(GetProductInventoryRequest.newBuilder()
+        .setProductId(product).setWarehouseId(warehouse).build());
+    inventory.stub().listProductWarehouses(ListProductWarehousesRequest.newBuilder().setProductId(product).build());
+    inventory.stub().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder().setWarehouseId(warehouse).build());
+
+    String metrics = MetricsScrape.scrape(inventory.process.metricsPort());
+    String labels = "application=\"inventory-service\",operation=\"%s\",";
+    assertThat(metrics)
+        .contains("dynamodb_client_request_duration_seconds_bucket{" + labels.formatted("GetItem") + "outcome=\"success\",pattern=\"A2\"")
+        .contains("dynamodb_client_request_duration_seconds_bucket{" + labels.formatted("Query") + "outcome=\"success\",pattern=\"A4\"")
+        .contains("dynamodb_consumed_capacity_units_total{" + labels.formatted("Query").replace("operation", "kind=\"read\",operation") + "pattern=\"A3\"}")
+        .contains("dynamodb_consumed_capacity_units_total{application=\"inventory-service\",kind=\"write\",operation=\"PutItem\",pattern=\"W2\"}")
+        .contains("dynamodb_items_examined_total{" + labels.formatted("Query") + "pattern=\"A4\"}")
+        .contains("dynamodb_items_returned_total{" + labels.formatted("Query") + "pattern=\"A3\"}")
+        .contains("grpc_server_processing_duration_seconds_bucket{application=\"inventory-service\",method=\"GetProductInventory\"");
   }
 
   @Test

@@ -5,17 +5,13 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.server.ServiceProcess;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
+import dev.warehouse.runtime.testing.MetricsScrape;
 import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.RecordingInterceptor;
 import dev.warehouse.runtime.testing.TestServices;
 import com.google.type.Money;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -68,10 +64,8 @@ final class OrderFixture implements AutoCloseable {
     return new OrderAudit(dynamo, table, 2, 1000).audit();
   }
 
-  String scrapeMetrics() throws IOException, InterruptedException {
-    return HttpClient.newHttpClient().send(
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + process.metricsPort() + "/metrics")).build(),
-        HttpResponse.BodyHandlers.ofString()).body();
+  String scrapeMetrics() {
+    return MetricsScrape.scrape(process.metricsPort());
   }
 
   @Override

@@ -24,8 +24,10 @@ import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.metrics.DynamoMetrics;
 import dev.warehouse.runtime.paging.Page;
 import dev.warehouse.runtime.paging.PageTokenCodec;
+import dev.warehouse.runtime.routing.Route;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -41,6 +43,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.CancellationReason;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
+import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
@@ -67,12 +70,13 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   @Override
   public CompletableFuture<Optional<SerialItem>> findSerialItem(String serialNumber, boolean consistentRead) {
-    return get(InventoryItems.serialKey(serialNumber), consistentRead, InventoryItems::toSerialItem);
+    return get(InventoryKeys.SERIAL_ITEM, InventoryItems.serialKey(serialNumber), consistentRead, InventoryItems::toSerialItem);
   }
 
   @Override
   public CompletableFuture<Optional<ProductInventory>> findInventory(String productId, String warehouseId, boolean consistentRead) {
-    return get(InventoryItems.inventoryKey(productId, warehouseId), consistentRead, InventoryItems::toProductInventory);
+    return get(InventoryKeys.PRODUCT_AT_WAREHOUSE, InventoryItems.inventoryKey(productId, warehouseId), consistentRead,
+        InventoryItems::toProductInventory);
   }
 
   @Override
@@ -85,6 +89,8 @@ public final class DynamoInventoryRepository implements InventoryRepository {
         .expressionAttributeValues(Map.of(
             ":pk", AttributeValue.fromS(pk), ":prefix", AttributeValue.fromS(InventoryKeys.warehousesPrefix())))
         .consistentRead(page.consistentRead())
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.WAREHOUSES_OF_PRODUCT.patternId()))
         .build();
     return baseTablePages.page(query, page.pageSize(), page.pageToken(),
         InventoryKeys.WAREHOUSES_OF_PRODUCT.patternId() + "|" + pk, Map.entry(PK, pk),
@@ -101,6 +107,8 @@ public final class DynamoInventoryRepository implements InventoryRepository {
         .expressionAttributeNames(Map.of("#pk", GSI1_PK, "#sk", GSI1_SK))
         .expressionAttributeValues(Map.of(
             ":pk", AttributeValue.fromS(pk), ":prefix", AttributeValue.fromS(InventoryKeys.productsPrefix())))
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.PRODUCTS_IN_WAREHOUSE.patternId()))
         .build();
     return gsi1Pages.page(query, page.pageSize(), page.pageToken(),
         InventoryKeys.PRODUCTS_IN_WAREHOUSE.patternId() + "|" + pk, Map.entry(GSI1_PK, pk),
@@ -109,7 +117,9 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   @Override
   public CompletableFuture<SerialItem> putSerialItem(SerialItem item) {
-    return dynamo.putItem(b -> b.tableName(table).item(InventoryItems.toItem(item)))
+    return dynamo.putItem(b -> b.tableName(table).item(InventoryItems.toItem(item))
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+            .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.PUT_SERIAL_ITEM.patternId())))
         .handle((ok, failure) -> {
           if (failure != null) {
             throw DynamoErrors.translate(failure);
@@ -120,7 +130,9 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   @Override
   public CompletableFuture<ProductInventory> putInventory(ProductInventory inventory) {
-    return dynamo.putItem(b -> b.tableName(table).item(InventoryItems.toItem(inventory)))
+    return dynamo.putItem(b -> b.tableName(table).item(InventoryItems.toItem(inventory))
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+            .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.PUT_INVENTORY.patternId())))
         .handle((ok, failure) -> {
           if (failure != null) {
             throw DynamoErrors.translate(failure);
@@ -155,7 +167,9 @@ public final class DynamoInventoryRepository implements InventoryRepository {
     return dynamo.transactWriteItems(b -> b
             .transactItems(update, record)
             // DynamoDB's own 10-minute idempotency window; the request record covers the rest.
-            .clientRequestToken(clientRequestToken(adj)))
+            .clientRequestToken(clientRequestToken(adj))
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+            .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.ADJUST_STOCK.patternId())))
         .handle((ok, failure) -> {
           if (failure != null) {
             requireReplay(adj, failure);
@@ -223,7 +237,8 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   }
 
   private CompletableFuture<ProductInventory> currentStock(StockAdjustment adj) {
-    return findInventory(adj.productId(), adj.warehouseId(), true)
+    return get(InventoryKeys.ADJUST_STOCK, InventoryItems.inventoryKey(adj.productId(), adj.warehouseId()), true,
+            InventoryItems::toProductInventory)
         .thenApply(found -> found.orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
   }
 
@@ -232,9 +247,12 @@ public final class DynamoInventoryRepository implements InventoryRepository {
     return UUID.nameUUIDFromBytes((adj.productId() + "|" + adj.requestId()).getBytes(StandardCharsets.UTF_8)).toString();
   }
 
-  private <T> CompletableFuture<Optional<T>> get(Map<String, AttributeValue> key, boolean consistentRead,
+  /** GetItem of one key, counted under {@code route}'s access pattern. */
+  private <T> CompletableFuture<Optional<T>> get(Route route, Map<String, AttributeValue> key, boolean consistentRead,
       Function<Map<String, AttributeValue>, T> mapper) {
-    return dynamo.getItem(b -> b.tableName(table).key(key).consistentRead(consistentRead))
+    return dynamo.getItem(b -> b.tableName(table).key(key).consistentRead(consistentRead)
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+            .overrideConfiguration(DynamoMetrics.pattern(route.patternId())))
         .handle((response, failure) -> {
           if (failure != null) {
             throw DynamoErrors.translate(failure);

@@ -19,6 +19,8 @@ public final class InventoryKeys {
   public static final Route PRODUCT_AT_WAREHOUSE = ROUTES.route("GetProductInventory");
   public static final Route WAREHOUSES_OF_PRODUCT = ROUTES.route("ListProductWarehouses");
   public static final Route PRODUCTS_IN_WAREHOUSE = ROUTES.route("ListWarehouseProducts");
+  public static final Route PUT_SERIAL_ITEM = ROUTES.route("PutSerialItem");
+  public static final Route PUT_INVENTORY = ROUTES.route("PutProductInventory");
   public static final Route ADJUST_STOCK = ROUTES.route("AdjustStock");
 
   private InventoryKeys() {}

@@ -22,6 +22,7 @@ import dev.warehouse.runtime.dynamo.DynamoErrors;
 import dev.warehouse.runtime.dynamo.PagedQuery;
 import dev.warehouse.runtime.dynamo.TransactionRunner;
 import dev.warehouse.runtime.error.AbortedException;
+import dev.warehouse.runtime.metrics.DynamoMetrics;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.paging.Page;
 import dev.warehouse.runtime.paging.PageTokenCodec;
@@ -40,6 +41,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.CancellationReason;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
+import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
@@ -81,7 +83,7 @@ public final class DynamoOrderRepository implements OrderRepository {
         .clientRequestToken(UUID.nameUUIDFromBytes(
             (command.customerId() + "|" + command.requestId()).getBytes(StandardCharsets.UTF_8)).toString())
         .build();
-    return transactions.write("PlaceOrder", request, cancelled -> isReplay(cancelled, command))
+    return transactions.write("PlaceOrder", OrderKeys.PLACE_ORDER.patternId(), request, cancelled -> isReplay(cancelled, command))
         .handle((ok, failure) -> failure)
         .thenCompose(failure -> {
           if (failure == null) {
@@ -135,7 +137,9 @@ public final class DynamoOrderRepository implements OrderRepository {
 
   @Override
   public CompletableFuture<Optional<Order>> find(String orderId, boolean consistentRead) {
-    return dynamo.getItem(b -> b.tableName(table).key(OrderItems.directKey(orderId)).consistentRead(consistentRead))
+    return dynamo.getItem(b -> b.tableName(table).key(OrderItems.directKey(orderId)).consistentRead(consistentRead)
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+            .overrideConfiguration(DynamoMetrics.pattern(OrderKeys.ORDER_BY_ID.patternId())))
         .handle((response, failure) -> {
           if (failure != null) {
             throw DynamoErrors.translate(failure);
@@ -167,6 +171,8 @@ public final class DynamoOrderRepository implements OrderRepository {
         .expressionAttributeValues(values)
         .scanIndexForward(false) // newest first: the sort key starts with the date
         .consistentRead(query.consistentRead())
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .overrideConfiguration(DynamoMetrics.pattern(OrderKeys.ORDERS_OF_CUSTOMER.patternId()))
         .build();
     String scope = OrderKeys.ORDERS_OF_CUSTOMER.patternId() + "|" + pk + "|" + query.filter().canonical();
     return pages.page(request, query.pageSize(), query.pageToken(), scope, Map.entry(PK, pk), OrderItems::toOrder);
@@ -181,7 +187,7 @@ public final class DynamoOrderRepository implements OrderRepository {
             updateAtVersion(OrderItems.corridorKey(current.customerId(), current.orderDate(), current.orderId()),
                 current, updated))
         .build();
-    return transactions.write("UpdateOrderStatus", request, cancelled -> false)
+    return transactions.write("UpdateOrderStatus", OrderKeys.UPDATE_STATUS.patternId(), request, cancelled -> false)
         .handle((ok, failure) -> {
           if (failure == null) {
             return updated;

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.dynamo;
 
+import dev.warehouse.runtime.metrics.DynamoMetrics;
 import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.micrometer.tagged.TaggedRetryMetrics;
 import io.github.resilience4j.retry.Retry;
@@ -20,6 +21,7 @@ import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.CancellationReason;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
+import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
 
@@ -72,14 +74,15 @@ public final class TransactionRunner {
   }
 
   /**
-   * Runs the transaction. Fails with the last SDK exception when it does not commit;
+   * Runs the transaction of access pattern {@code patternId} (a write route, e.g. "W4"). Fails with the last SDK exception when it does not commit;
    * {@code isReplay} tells, for a transaction cancelled by a failed condition, whether that was an
    * idempotent replay (for the outcome metric only: the caller still decides what it means).
    */
-  public CompletableFuture<Void> write(String operation, TransactWriteItemsRequest request,
+  public CompletableFuture<Void> write(String operation, String patternId, TransactWriteItemsRequest request,
       Predicate<TransactionCanceledException> isReplay) {
     TransactWriteItemsRequest bounded = request.toBuilder()
-        .overrideConfiguration(o -> o.apiCallTimeout(attemptTimeout))
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .overrideConfiguration(o -> o.apiCallTimeout(attemptTimeout).putExecutionAttribute(DynamoMetrics.ACCESS_PATTERN, patternId))
         .build();
     AtomicInteger attempts = new AtomicInteger();
     Timer.Sample sample = Timer.start(meters);

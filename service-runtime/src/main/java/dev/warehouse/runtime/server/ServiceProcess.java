@@ -3,6 +3,7 @@ package dev.warehouse.runtime.server;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.dynamo.TableSetup;
+import dev.warehouse.runtime.metrics.DynamoMetrics;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.paging.PageTokenCodec;
@@ -14,6 +15,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -71,7 +73,9 @@ public final class ServiceProcess implements AutoCloseable {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus(config.serviceName());
-    DynamoDbAsyncClient dynamo = DynamoClients.create(config, sdkMaxAttempts, sdkInterceptors);
+    List<ExecutionInterceptor> interceptors = new ArrayList<>(sdkInterceptors);
+    interceptors.add(new DynamoMetrics(registry));
+    DynamoDbAsyncClient dynamo = DynamoClients.create(config, sdkMaxAttempts, interceptors);
     if (config.createTable()) {
       TableSetup.ensureTable(dynamo, config.tableName(), Duration.ofMinutes(2));
     }
