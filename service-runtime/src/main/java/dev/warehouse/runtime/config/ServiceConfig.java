@@ -2,8 +2,6 @@ package dev.warehouse.runtime.config;
 
 import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -48,9 +46,21 @@ public record ServiceConfig(
    */
   public static ServiceConfig fromEnvironment(
       String serviceName, int defaultGrpcPort, int defaultMetricsPort, Map<String, String> env) {
-    List<String> problems = new ArrayList<>();
-    EnvReader reader = new EnvReader(env, problems);
-    ServiceConfig config = new ServiceConfig(
+    EnvReader reader = new EnvReader(env);
+    ServiceConfig config = read(serviceName, defaultGrpcPort, defaultMetricsPort, reader);
+    reader.throwIfProblems();
+    return config;
+  }
+
+  /** The environment variables a service reads. */
+  public static List<String> variables() {
+    EnvReader reader = new EnvReader(Map.of());
+    read("any", 1, 1, reader);
+    return reader.names();
+  }
+
+  private static ServiceConfig read(String serviceName, int defaultGrpcPort, int defaultMetricsPort, EnvReader reader) {
+    return new ServiceConfig(
         serviceName,
         reader.port("GRPC_PORT", defaultGrpcPort),
         reader.port("METRICS_PORT", defaultMetricsPort),
@@ -61,10 +71,6 @@ public record ServiceConfig(
         reader.aesKey("PAGE_TOKEN_KEY"),
         Duration.ofMillis(reader.positiveLong("DYNAMODB_CALL_TIMEOUT_MS", DEFAULT_DYNAMO_CALL_TIMEOUT.toMillis())),
         Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", DEFAULT_SHUTDOWN_GRACE.getSeconds())));
-    if (!problems.isEmpty()) {
-      throw new IllegalArgumentException("invalid configuration: " + String.join("; ", problems));
-    }
-    return config;
   }
 
   /** One line for the start-up log: every setting, no secrets. */
@@ -79,85 +85,5 @@ public record ServiceConfig(
         + " page_token_key=" + (pageTokenKey.isPresent() ? "configured" : "random-per-process")
         + " dynamodb_call_timeout_ms=" + dynamoCallTimeout.toMillis()
         + " shutdown_grace_s=" + shutdownGrace.getSeconds();
-  }
-
-  /** Reads typed values, collecting every problem instead of stopping at the first. */
-  private record EnvReader(Map<String, String> env, List<String> problems) {
-
-    String string(String name, String fallback) {
-      String value = env.get(name);
-      return value == null || value.isBlank() ? fallback : value.trim();
-    }
-
-    int port(String name, int fallback) {
-      long value = number(name, fallback);
-      if (value < 0 || value > 65_535) {
-        problems.add(name + " must be a port number (0-65535), got " + value);
-        return fallback;
-      }
-      return (int) value;
-    }
-
-    long positiveLong(String name, long fallback) {
-      long value = number(name, fallback);
-      if (value <= 0) {
-        problems.add(name + " must be positive, got " + value);
-        return fallback;
-      }
-      return value;
-    }
-
-    boolean bool(String name, boolean fallback) {
-      String value = string(name, Boolean.toString(fallback));
-      if (!value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {
-        problems.add(name + " must be true or false, got '" + value + "'");
-        return fallback;
-      }
-      return Boolean.parseBoolean(value);
-    }
-
-    Optional<URI> uri(String name) {
-      String value = string(name, "");
-      if (value.isEmpty()) {
-        return Optional.empty();
-      }
-      try {
-        URI uri = URI.create(value);
-        if (uri.getScheme() == null || uri.getHost() == null) {
-          throw new IllegalArgumentException("no scheme or host");
-        }
-        return Optional.of(uri);
-      } catch (IllegalArgumentException e) {
-        problems.add(name + " must be a URL such as http://127.0.0.1:5000, got '" + value + "'");
-        return Optional.empty();
-      }
-    }
-
-    Optional<byte[]> aesKey(String name) {
-      String value = string(name, "");
-      if (value.isEmpty()) {
-        return Optional.empty();
-      }
-      try {
-        byte[] key = Base64.getDecoder().decode(value);
-        if (key.length == 16 || key.length == 32) {
-          return Optional.of(key);
-        }
-      } catch (IllegalArgumentException ignored) {
-        // reported below, without echoing the value: it is a secret
-      }
-      problems.add(name + " must be the base64 of a 16- or 32-byte key");
-      return Optional.empty();
-    }
-
-    private long number(String name, long fallback) {
-      String value = string(name, Long.toString(fallback));
-      try {
-        return Long.parseLong(value);
-      } catch (NumberFormatException e) {
-        problems.add(name + " must be a number, got '" + value + "'");
-        return fallback;
-      }
-    }
   }
 }

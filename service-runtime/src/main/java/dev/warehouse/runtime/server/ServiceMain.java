@@ -12,10 +12,14 @@ import java.util.logging.Logger;
 public final class ServiceMain {
 
   static {
+    configureLogging();
+  }
+
+  /** One line per log record, key=value messages, and shutdown lines that are not lost. Call before any logging. */
+  public static void configureLogging() {
     if (System.getProperty("java.util.logging.manager") == null) {
       System.setProperty("java.util.logging.manager", ShutdownSafeLogManager.class.getName());
     }
-    // One line per log record, key=value messages: easy to grep, easy to ship.
     if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
       System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
     }

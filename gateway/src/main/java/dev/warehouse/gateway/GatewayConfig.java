@@ -1,0 +1,66 @@
+package dev.warehouse.gateway;
+
+import dev.warehouse.runtime.config.EnvReader;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The gateway's settings, read once by {@code main} from environment variables.
+ *
+ * @param inventoryAddresses {@code INVENTORY_ADDRESSES}: host:port of every inventory-service instance
+ * @param orderAddresses     {@code ORDER_ADDRESSES}: host:port of every order-service instance
+ * @param defaultDeadline    {@code DEFAULT_DEADLINE_MS}: the deadline of a call that arrives without one
+ * @param circuitOpenFor     {@code CIRCUIT_OPEN_SECONDS}: how long an open circuit fails fast before probing
+ */
+public record GatewayConfig(
+    int grpcPort,
+    int metricsPort,
+    List<String> inventoryAddresses,
+    List<String> orderAddresses,
+    Duration defaultDeadline,
+    Duration circuitOpenFor,
+    Duration shutdownGrace) {
+
+  public static final int DEFAULT_GRPC_PORT = 50051;
+  public static final int DEFAULT_METRICS_PORT = 9091;
+  public static final String DEFAULT_INVENTORY_ADDRESSES = "127.0.0.1:50052";
+  public static final String DEFAULT_ORDER_ADDRESSES = "127.0.0.1:50053";
+  public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_CIRCUIT_OPEN = Duration.ofSeconds(5);
+
+  public static GatewayConfig fromEnvironment(Map<String, String> env) {
+    EnvReader reader = new EnvReader(env);
+    GatewayConfig config = read(reader);
+    reader.throwIfProblems();
+    return config;
+  }
+
+  /** The environment variables the gateway reads. */
+  public static List<String> variables() {
+    EnvReader reader = new EnvReader(Map.of());
+    read(reader);
+    return reader.names();
+  }
+
+  private static GatewayConfig read(EnvReader reader) {
+    return new GatewayConfig(
+        reader.port("GRPC_PORT", DEFAULT_GRPC_PORT),
+        reader.port("METRICS_PORT", DEFAULT_METRICS_PORT),
+        reader.addresses("INVENTORY_ADDRESSES", DEFAULT_INVENTORY_ADDRESSES),
+        reader.addresses("ORDER_ADDRESSES", DEFAULT_ORDER_ADDRESSES),
+        Duration.ofMillis(reader.positiveLong("DEFAULT_DEADLINE_MS", DEFAULT_DEADLINE.toMillis())),
+        Duration.ofSeconds(reader.positiveLong("CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
+        Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", 30)));
+  }
+
+  /** One line for the start-up log. */
+  public String describe() {
+    return "service=gateway grpc_port=" + grpcPort + " metrics_port=" + metricsPort
+        + " inventory_addresses=" + String.join(",", inventoryAddresses)
+        + " order_addresses=" + String.join(",", orderAddresses)
+        + " default_deadline_ms=" + defaultDeadline.toMillis()
+        + " circuit_open_s=" + circuitOpenFor.getSeconds()
+        + " shutdown_grace_s=" + shutdownGrace.getSeconds();
+  }
+}

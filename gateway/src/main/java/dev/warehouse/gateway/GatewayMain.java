@@ -1,0 +1,39 @@
+package dev.warehouse.gateway;
+
+import dev.warehouse.gateway.tools.DemoData;
+import dev.warehouse.runtime.server.ServiceMain;
+import java.util.Arrays;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * Starts the gateway ({@code java -jar gateway.jar}), or loads the demo data through a running
+ * gateway ({@code java -jar gateway.jar load-demo-data [host:port]}).
+ */
+public final class GatewayMain {
+
+  static {
+    ServiceMain.configureLogging();
+  }
+
+  private static final Logger log = Logger.getLogger(GatewayMain.class.getName());
+
+  private GatewayMain() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("load-demo-data")) {
+      System.exit(DemoData.run(Arrays.copyOfRange(args, 1, args.length), System.out));
+    }
+    GatewayConfig config = GatewayConfig.fromEnvironment(System.getenv());
+    GatewayProcess gateway;
+    try {
+      gateway = GatewayProcess.start(config);
+    } catch (Exception e) {
+      log.log(Level.SEVERE, "event=start_failed service=gateway", e);
+      System.exit(1);
+      return;
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "graceful-shutdown"));
+    gateway.awaitTermination();
+  }
+}

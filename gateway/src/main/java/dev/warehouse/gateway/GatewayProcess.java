@@ -1,0 +1,103 @@
+package dev.warehouse.gateway;
+
+import dev.warehouse.gateway.backend.Backend;
+import dev.warehouse.gateway.backend.BackendHealthMonitor;
+import dev.warehouse.gateway.backend.ForwardingService;
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.InventoryServiceProto;
+import dev.warehouse.order.v1.OrderServiceGrpc;
+import dev.warehouse.order.v1.OrderServiceProto;
+import dev.warehouse.runtime.metrics.MetricsRegistries;
+import dev.warehouse.runtime.metrics.MetricsServer;
+import dev.warehouse.runtime.server.ServiceServer;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/** The running gateway, wired by hand; {@code main} and the tests both start it here. */
+public final class GatewayProcess implements AutoCloseable {
+
+  /** Calls in the circuit breaker's window; half failing (UNAVAILABLE or DEADLINE_EXCEEDED) opens it. */
+  public static final int CIRCUIT_WINDOW = 10;
+  public static final int CIRCUIT_MIN_CALLS = 5;
+  public static final float CIRCUIT_FAILURE_RATE = 50;
+
+  private static final Logger log = Logger.getLogger(GatewayProcess.class.getName());
+
+  private final ServiceServer server;
+  private final MetricsServer metrics;
+  private final List<Backend> backends;
+  private final BackendHealthMonitor monitor;
+
+  private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends, BackendHealthMonitor monitor) {
+    this.server = server;
+    this.metrics = metrics;
+    this.backends = backends;
+    this.monitor = monitor;
+  }
+
+  public static GatewayProcess start(GatewayConfig config) throws IOException {
+    long started = System.nanoTime();
+    log.info("event=starting " + config.describe());
+    PrometheusMeterRegistry registry = MetricsRegistries.prometheus("gateway");
+    CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
+        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+        .slidingWindowSize(CIRCUIT_WINDOW)
+        .minimumNumberOfCalls(CIRCUIT_MIN_CALLS)
+        .failureRateThreshold(CIRCUIT_FAILURE_RATE)
+        .waitDurationInOpenState(config.circuitOpenFor())
+        .permittedNumberOfCallsInHalfOpenState(2)
+        .automaticTransitionFromOpenToHalfOpenEnabled(true)
+        .build());
+    TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(registry);
+
+    Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
+        config.inventoryAddresses(), circuits.circuitBreaker("inventory-service"), config.defaultDeadline(), registry);
+    Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
+        config.orderAddresses(), circuits.circuitBreaker("order-service"), config.defaultDeadline(), registry);
+
+    // Forwarding never blocks: the netty event loop hands each call straight to its backend call.
+    ServiceServer server = new ServiceServer(
+        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort())).directExecutor(),
+        List.of(new ForwardingService(InventoryServiceGrpc.getServiceDescriptor(), inventory),
+            new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders)),
+        List.of(new MetricCollectingServerInterceptor(registry)),
+        config.shutdownGrace());
+    server.start();
+    BackendHealthMonitor monitor = new BackendHealthMonitor(List.of(inventory, orders), server.health());
+    MetricsServer metrics = MetricsServer.start(config.metricsPort(), registry);
+    log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
+        + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor);
+  }
+
+  public int grpcPort() {
+    return server.port();
+  }
+
+  public int metricsPort() {
+    return metrics.port();
+  }
+
+  public void awaitTermination() throws InterruptedException {
+    server.awaitTermination();
+  }
+
+  /** Drains in-flight calls, then closes the backend channels and the metrics port. */
+  @Override
+  public void close() {
+    server.stop();
+    monitor.close();
+    backends.forEach(Backend::close);
+    metrics.close();
+    log.info("event=stopped service=gateway");
+  }
+}

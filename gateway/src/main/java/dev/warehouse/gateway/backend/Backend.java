@@ -1,0 +1,128 @@
+package dev.warehouse.gateway.backend;
+
+import com.google.protobuf.Any;
+import com.google.rpc.Code;
+import com.google.rpc.ErrorInfo;
+import dev.warehouse.runtime.grpc.GrpcErrors;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.grpc.CallOptions;
+import io.grpc.ConnectivityState;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingClientInterceptor;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One backend service (say, the inventory-service) behind the gateway: a channel balancing over its
+ * instances, and a circuit breaker that fails calls fast while the whole service is down.
+ */
+public final class Backend implements AutoCloseable {
+
+  private final String serviceName;
+  private final ManagedChannel channel;
+  private final CircuitBreaker circuitBreaker;
+  private final Duration defaultDeadline;
+
+  public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, List<String> addresses,
+      CircuitBreaker circuitBreaker, Duration defaultDeadline, MeterRegistry meters) {
+    StaticAddressResolverProvider.register();
+    this.serviceName = service.getFullName();
+    this.circuitBreaker = circuitBreaker;
+    this.defaultDeadline = defaultDeadline;
+    this.channel = NettyChannelBuilder.forTarget(StaticAddressResolverProvider.target(addresses))
+        .usePlaintext()
+        .defaultServiceConfig(BackendServiceConfig.of(service))
+        .enableRetry()
+        .maxRetryAttempts(BackendServiceConfig.MAX_ATTEMPTS)
+        .intercept(new MetricCollectingClientInterceptor(meters))
+        .build();
+  }
+
+  public String serviceName() {
+    return serviceName;
+  }
+
+  public CircuitBreaker circuitBreaker() {
+    return circuitBreaker;
+  }
+
+  /** The channel's state; {@code connect} wakes an idle channel. */
+  public ConnectivityState state(boolean connect) {
+    return channel.getState(connect);
+  }
+
+  /** Retries connecting now instead of after the channel's growing backoff. */
+  public void reconnectNow() {
+    channel.resetConnectBackoff();
+  }
+
+  /**
+   * Forwards one unary call, as bytes, to a healthy instance. The caller's deadline and cancellation
+   * carry over (the call is made in the incoming call's context); a call without a deadline gets the
+   * default. Statuses and their trailers ({@code google.rpc} details) come back unchanged.
+   */
+  public void forward(MethodDescriptor<byte[], byte[]> method, byte[] request, StreamObserver<byte[]> response) {
+    if (!circuitBreaker.tryAcquirePermission()) {
+      response.onError(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+          .setCode(Code.UNAVAILABLE_VALUE)
+          .setMessage(serviceName + " is unavailable; failing fast while its circuit is open")
+          .addDetails(Any.pack(ErrorInfo.newBuilder()
+              .setReason("BACKEND_CIRCUIT_OPEN")
+              .setDomain(GrpcErrors.ERROR_DOMAIN)
+              .putMetadata("service", serviceName)
+              .build()))
+          .build()));
+      return;
+    }
+    CallOptions options = Context.current().getDeadline() == null
+        ? CallOptions.DEFAULT.withDeadlineAfter(defaultDeadline.toMillis(), TimeUnit.MILLISECONDS)
+        : CallOptions.DEFAULT;
+    long started = System.nanoTime();
+    ClientCalls.asyncUnaryCall(channel.newCall(method, options), request, new StreamObserver<>() {
+      @Override
+      public void onNext(byte[] value) {
+        response.onNext(value);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        Status.Code code = Status.fromThrowable(t).getCode();
+        // Only signs of a sick backend count against it; its answers about data (NOT_FOUND, ...) do not.
+        if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
+          circuitBreaker.onError(System.nanoTime() - started, TimeUnit.NANOSECONDS, t);
+        } else {
+          circuitBreaker.onSuccess(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        }
+        response.onError(t);
+      }
+
+      @Override
+      public void onCompleted() {
+        circuitBreaker.onSuccess(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+        response.onCompleted();
+      }
+    });
+  }
+
+  @Override
+  public void close() {
+    channel.shutdown();
+    try {
+      if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
+        channel.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      channel.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,136 @@
+package dev.warehouse.gateway.tools;
+
+import com.google.type.Money;
+import dev.warehouse.inventory.v1.GetProductInventoryRequest;
+import dev.warehouse.inventory.v1.GetSerialItemRequest;
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ProductInventory;
+import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.inventory.v1.PutSerialItemRequest;
+import dev.warehouse.inventory.v1.SerialItem;
+import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.OrderServiceGrpc;
+import dev.warehouse.order.v1.PlaceOrderRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.PrintStream;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Loads the story's demo data through the gateway, as any client would (so each service writes only
+ * its own keys): serial SN-98471; product P100 in warehouses W1, W2, W3; customer C4821 with orders
+ * O900 (2026-07-26), O844 (2026-07-21) and O711 (2026-06-18). Loading twice changes nothing: items
+ * are written only when absent.
+ */
+public final class DemoData {
+
+  public static final String DEFAULT_TARGET = "127.0.0.1:50051";
+  private static final long WAIT_FOR_SERVICES_MS = 90_000;
+
+  private record DemoOrder(String orderId, String date, long units, int nanos) {}
+
+  private static final List<DemoOrder> ORDERS = List.of(
+      new DemoOrder("O900", "2026-07-26", 129, 900_000_000),
+      new DemoOrder("O844", "2026-07-21", 54, 0),
+      new DemoOrder("O711", "2026-06-18", 310, 250_000_000));
+
+  private DemoData() {}
+
+  /** Returns the exit status: 0 loaded (or already there), 1 failed. */
+  public static int run(String[] args, PrintStream out) throws InterruptedException {
+    String target = args.length > 0 ? args[0] : DEFAULT_TARGET;
+    ManagedChannel channel = NettyChannelBuilder.forTarget(target).usePlaintext().build();
+    try {
+      awaitServing(channel, out);
+      int written = load(channel);
+      out.println("demo data: target=" + target + " written=" + written + " (0 means it was all there already)");
+      return 0;
+    } catch (StatusRuntimeException | IllegalStateException e) {
+      out.println("demo data: failed: " + e.getMessage());
+      return 1;
+    } finally {
+      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Writes what is missing; returns how many writes it made. */
+  public static int load(ManagedChannel channel) {
+    InventoryServiceGrpc.InventoryServiceBlockingStub inventory = InventoryServiceGrpc.newBlockingStub(channel);
+    OrderServiceGrpc.OrderServiceBlockingStub orders = OrderServiceGrpc.newBlockingStub(channel);
+    int written = 0;
+    if (absent(() -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS).getSerialItem(
+        GetSerialItemRequest.newBuilder().setSerialNumber("SN-98471").setConsistentRead(true).build()))) {
+      inventory.withDeadlineAfter(5, TimeUnit.SECONDS).putSerialItem(PutSerialItemRequest.newBuilder()
+          .setItem(SerialItem.newBuilder().setSerialNumber("SN-98471").setProductId("P100").setWarehouseId("W1")
+              .setDescription("Pallet jack, serial SN-98471"))
+          .build());
+      written++;
+    }
+    long[] quantities = {40, 25, 12};
+    String[] warehouses = {"W1", "W2", "W3"};
+    for (int i = 0; i < warehouses.length; i++) {
+      String warehouse = warehouses[i];
+      if (absent(() -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS).getProductInventory(
+          GetProductInventoryRequest.newBuilder().setProductId("P100").setWarehouseId(warehouse).setConsistentRead(true).build()))) {
+        inventory.withDeadlineAfter(5, TimeUnit.SECONDS).putProductInventory(PutProductInventoryRequest.newBuilder()
+            .setInventory(ProductInventory.newBuilder().setProductId("P100").setWarehouseId(warehouse).setQuantity(quantities[i]))
+            .build());
+        written++;
+      }
+    }
+    for (DemoOrder order : ORDERS) {
+      if (absent(() -> orders.withDeadlineAfter(5, TimeUnit.SECONDS).getOrder(
+          GetOrderRequest.newBuilder().setOrderId(order.orderId()).setConsistentRead(true).build()))) {
+        // A fixed request id: two loaders racing place the order once.
+        orders.withDeadlineAfter(5, TimeUnit.SECONDS).placeOrder(PlaceOrderRequest.newBuilder()
+            .setCustomerId("C4821").setOrderId(order.orderId()).setOrderDate(order.date())
+            .setTotal(Money.newBuilder().setCurrencyCode("EUR").setUnits(order.units()).setNanos(order.nanos()))
+            .setRequestId("demo-" + order.orderId())
+            .build());
+        written++;
+      }
+    }
+    return written;
+  }
+
+  private static boolean absent(Supplier<?> read) {
+    try {
+      read.get();
+      return false;
+    } catch (StatusRuntimeException e) {
+      if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
+        return true;
+      }
+      throw e;
+    }
+  }
+
+  private static void awaitServing(ManagedChannel channel, PrintStream out) throws InterruptedException {
+    HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
+    long giveUp = System.currentTimeMillis() + WAIT_FOR_SERVICES_MS;
+    for (String service : List.of("warehouse.inventory.v1.InventoryService", "warehouse.order.v1.OrderService")) {
+      while (true) {
+        try {
+          if (health.withDeadlineAfter(2, TimeUnit.SECONDS).check(HealthCheckRequest.newBuilder().setService(service).build())
+              .getStatus() == ServingStatus.SERVING) {
+            break;
+          }
+        } catch (StatusRuntimeException notYet) {
+          // the gateway itself may still be starting
+        }
+        if (System.currentTimeMillis() > giveUp) {
+          throw new IllegalStateException(service + " is not serving after " + WAIT_FOR_SERVICES_MS / 1000 + " s");
+        }
+        Thread.sleep(250);
+      }
+    }
+    out.println("demo data: services are serving");
+  }
+}

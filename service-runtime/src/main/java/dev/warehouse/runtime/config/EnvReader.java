@@ -1,0 +1,139 @@
+package dev.warehouse.runtime.config;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Reads typed settings from environment variables, with defaults, collecting every problem instead of
+ * stopping at the first, so one start-up error names every bad variable.
+ */
+public final class EnvReader {
+
+  private final Map<String, String> env;
+  private final List<String> problems = new ArrayList<>();
+  private final Set<String> names = new LinkedHashSet<>();
+
+  public EnvReader(Map<String, String> env) {
+    this.env = env;
+  }
+
+  /** @throws IllegalArgumentException naming every malformed variable read so far */
+  public void throwIfProblems() {
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException("invalid configuration: " + String.join("; ", problems));
+    }
+  }
+
+  /** The names of every variable read so far, in order: what a deployment may set. */
+  public List<String> names() {
+    return List.copyOf(names);
+  }
+
+  public String string(String name, String fallback) {
+    names.add(name);
+    String value = env.get(name);
+    return value == null || value.isBlank() ? fallback : value.trim();
+  }
+
+  public int port(String name, int fallback) {
+    long value = number(name, fallback);
+    if (value < 0 || value > 65_535) {
+      problems.add(name + " must be a port number (0-65535), got " + value);
+      return fallback;
+    }
+    return (int) value;
+  }
+
+  public long positiveLong(String name, long fallback) {
+    long value = number(name, fallback);
+    if (value <= 0) {
+      problems.add(name + " must be positive, got " + value);
+      return fallback;
+    }
+    return value;
+  }
+
+  public boolean bool(String name, boolean fallback) {
+    String value = string(name, Boolean.toString(fallback));
+    if (!value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {
+      problems.add(name + " must be true or false, got '" + value + "'");
+      return fallback;
+    }
+    return Boolean.parseBoolean(value);
+  }
+
+  public Optional<URI> uri(String name) {
+    String value = string(name, "");
+    if (value.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      URI uri = URI.create(value);
+      if (uri.getScheme() == null || uri.getHost() == null) {
+        throw new IllegalArgumentException("no scheme or host");
+      }
+      return Optional.of(uri);
+    } catch (IllegalArgumentException e) {
+      problems.add(name + " must be a URL such as http://127.0.0.1:5000, got '" + value + "'");
+      return Optional.empty();
+    }
+  }
+
+  /** A comma-separated list of {@code host:port} addresses, at least one. */
+  public List<String> addresses(String name, String fallback) {
+    String value = string(name, fallback);
+    List<String> addresses = new ArrayList<>();
+    for (String part : value.split(",")) {
+      String address = part.trim();
+      int colon = address.lastIndexOf(':');
+      boolean valid = colon > 0;
+      if (valid) {
+        try {
+          int port = Integer.parseInt(address.substring(colon + 1));
+          valid = port > 0 && port <= 65_535;
+        } catch (NumberFormatException e) {
+          valid = false;
+        }
+      }
+      if (!valid) {
+        problems.add(name + " must be host:port[,host:port...], got '" + value + "'");
+        return List.of();
+      }
+      addresses.add(address);
+    }
+    return List.copyOf(addresses);
+  }
+
+  public Optional<byte[]> aesKey(String name) {
+    String value = string(name, "");
+    if (value.isEmpty()) {
+      return Optional.empty();
+    }
+    try {
+      byte[] key = Base64.getDecoder().decode(value);
+      if (key.length == 16 || key.length == 32) {
+        return Optional.of(key);
+      }
+    } catch (IllegalArgumentException ignored) {
+      // reported below, without echoing the value: it is a secret
+    }
+    problems.add(name + " must be the base64 of a 16- or 32-byte key");
+    return Optional.empty();
+  }
+
+  private long number(String name, long fallback) {
+    String value = string(name, Long.toString(fallback));
+    try {
+      return Long.parseLong(value);
+    } catch (NumberFormatException e) {
+      problems.add(name + " must be a number, got '" + value + "'");
+      return fallback;
+    }
+  }
+}
