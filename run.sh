@@ -9,6 +9,8 @@ INVENTORY_GRPC_PORT="${INVENTORY_GRPC_PORT:-50052}"
 INVENTORY_METRICS_PORT="${INVENTORY_METRICS_PORT:-9092}"
 ORDER_GRPC_PORT="${ORDER_GRPC_PORT:-50053}"
 ORDER_METRICS_PORT="${ORDER_METRICS_PORT:-9093}"
+GATEWAY_GRPC_PORT="${GATEWAY_GRPC_PORT:-50051}"
+GATEWAY_METRICS_PORT="${GATEWAY_METRICS_PORT:-9091}"
 PYTHON="${MOTO_PYTHON:-python3}"
 LOGS="${LOGS:-target/run-logs}"
 mkdir -p "$LOGS"
@@ -18,7 +20,8 @@ if ! "$PYTHON" -c 'import moto' 2>/dev/null; then
   exit 1
 fi
 
-if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-service/target/order-service.jar ]; then
+if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-service/target/order-service.jar ] \
+    || [ ! -f gateway/target/gateway.jar ]; then
   echo "building the service jars (first run) ..."
   ./mvnw -B -q -DskipTests package
 fi
@@ -62,16 +65,32 @@ GRPC_PORT="$ORDER_GRPC_PORT" METRICS_PORT="$ORDER_METRICS_PORT" \
 pids+=($!)
 wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
 
+GRPC_PORT="$GATEWAY_GRPC_PORT" METRICS_PORT="$GATEWAY_METRICS_PORT" \
+  INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" ORDER_ADDRESSES="127.0.0.1:$ORDER_GRPC_PORT" \
+  java -Xmx256m -jar gateway/target/gateway.jar >"$LOGS/gateway.log" 2>&1 &
+pids+=($!)
+wait_for_port gateway "$GATEWAY_GRPC_PORT" "${pids[-1]}"
+
+# Waits until every service is SERVING through the gateway, then writes what is missing.
+java -jar gateway/target/gateway.jar load-demo-data "127.0.0.1:$GATEWAY_GRPC_PORT"
+
+G="localhost:$GATEWAY_GRPC_PORT"
 cat <<INFO
 
-  moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
+  gateway             127.0.0.1:$GATEWAY_GRPC_PORT   metrics http://127.0.0.1:$GATEWAY_METRICS_PORT/metrics   <- point clients here
   inventory-service   127.0.0.1:$INVENTORY_GRPC_PORT   metrics http://127.0.0.1:$INVENTORY_METRICS_PORT/metrics
   order-service       127.0.0.1:$ORDER_GRPC_PORT   metrics http://127.0.0.1:$ORDER_METRICS_PORT/metrics
+  moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
   logs                $LOGS/
 
-  grpcurl -plaintext localhost:$INVENTORY_GRPC_PORT list
-  grpcurl -plaintext -d '{"product_id":"P100"}' localhost:$INVENTORY_GRPC_PORT warehouse.inventory.v1.InventoryService/ListProductWarehouses
-  grpcurl -plaintext -d '{"customer_id":"C4821"}' localhost:$ORDER_GRPC_PORT warehouse.order.v1.OrderService/ListCustomerOrders
+One grpcurl per access pattern (reflection is on; no .proto files needed):
+  grpcurl -plaintext $G list
+  A1 grpcurl -plaintext -d '{"serial_number":"SN-98471"}' $G warehouse.inventory.v1.InventoryService/GetSerialItem
+  A2 grpcurl -plaintext -d '{"product_id":"P100","warehouse_id":"W2"}' $G warehouse.inventory.v1.InventoryService/GetProductInventory
+  A3 grpcurl -plaintext -d '{"product_id":"P100"}' $G warehouse.inventory.v1.InventoryService/ListProductWarehouses
+  A4 grpcurl -plaintext -d '{"warehouse_id":"W1"}' $G warehouse.inventory.v1.InventoryService/ListWarehouseProducts
+  A5 grpcurl -plaintext -d '{"customer_id":"C4821","date_prefix":"2026-07"}' $G warehouse.order.v1.OrderService/ListCustomerOrders
+  A6 grpcurl -plaintext -d '{"order_id":"O900"}' $G warehouse.order.v1.OrderService/GetOrder
   consistency audit: DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar order-service/target/order-service.jar audit
 
 Press Ctrl-C to stop.

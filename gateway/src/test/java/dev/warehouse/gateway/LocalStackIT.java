@@ -1,0 +1,298 @@
+package dev.warehouse.gateway;
+
+import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
+import static dev.warehouse.runtime.testing.Statuses.assertStatus;
+import static dev.warehouse.runtime.testing.Statuses.failure;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.rpc.ErrorInfo;
+import dev.warehouse.inventory.v1.AdjustStockRequest;
+import dev.warehouse.inventory.v1.GetProductInventoryRequest;
+import dev.warehouse.inventory.v1.GetSerialItemRequest;
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
+import dev.warehouse.inventory.v1.ListWarehouseProductsRequest;
+import dev.warehouse.inventory.v1.ProductInventory;
+import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.inventory.v1.PutSerialItemRequest;
+import dev.warehouse.inventory.v1.SerialItem;
+import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.ListCustomerOrdersRequest;
+import dev.warehouse.order.v1.Order;
+import dev.warehouse.order.v1.OrderServiceGrpc;
+import dev.warehouse.order.v1.OrderStatus;
+import dev.warehouse.order.v1.PlaceOrderRequest;
+import dev.warehouse.order.v1.UpdateOrderStatusRequest;
+import dev.warehouse.runtime.testing.MetricsScrape;
+import dev.warehouse.runtime.testing.MotoServer;
+import dev.warehouse.runtime.testing.Statuses;
+import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.reflection.v1.ServerReflectionGrpc;
+import io.grpc.reflection.v1.ServerReflectionRequest;
+import io.grpc.reflection.v1.ServerReflectionResponse;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The whole stack as separate processes, started from the runnable jars: moto (through our
+ * launcher), one inventory-service, two order-service instances and the gateway. Clients talk only
+ * to the gateway.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class LocalStackIT {
+
+  private static final String INVENTORY_JAR = "inventory-service/target/inventory-service.jar";
+  private static final String ORDER_JAR = "order-service/target/order-service.jar";
+  private static final String GATEWAY_JAR = "gateway/target/gateway.jar";
+
+  private static StackProcess inventory;
+  private static StackProcess orders1;
+  private static StackProcess orders2;
+  private static StackProcess gateway;
+  private static ManagedChannel channel;
+  private static Map<String, String> serviceEnv;
+
+  @BeforeAll
+  static void startStack() throws Exception {
+    serviceEnv = Map.of(
+        "DYNAMODB_ENDPOINT", MotoServer.endpoint().toString(),
+        "TABLE_NAME", "e2e-" + UUID.randomUUID(),
+        "TABLE_AUTO_CREATE", "true",
+        "PAGE_TOKEN_KEY", Base64.getEncoder().encodeToString("e2e-only-page-token-key-32-bytes".getBytes()),
+        "SHUTDOWN_GRACE_SECONDS", "5");
+    inventory = StackProcess.service("inventory-service", INVENTORY_JAR, StackProcess.freePort(), serviceEnv)
+        .startAndAwaitPort();
+    orders1 = StackProcess.service("order-service-1", ORDER_JAR, StackProcess.freePort(), serviceEnv).startAndAwaitPort();
+    orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), serviceEnv).startAndAwaitPort();
+    gateway = StackProcess.service("gateway", GATEWAY_JAR, StackProcess.freePort(), Map.of(
+        "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort,
+        "ORDER_ADDRESSES", "127.0.0.1:" + orders1.grpcPort + ",127.0.0.1:" + orders2.grpcPort,
+        "CIRCUIT_OPEN_SECONDS", "1",
+        "SHUTDOWN_GRACE_SECONDS", "5")).startAndAwaitPort();
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort).usePlaintext().build();
+  }
+
+  @AfterAll
+  static void stopStack() throws Exception {
+    if (channel != null) {
+      channel.shutdownNow();
+    }
+    for (StackProcess p : new StackProcess[] {gateway, orders1, orders2, inventory}) {
+      if (p != null) {
+        p.stop();
+      }
+    }
+  }
+
+  private static InventoryServiceGrpc.InventoryServiceBlockingStub inventoryStub() {
+    return InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
+
+  private static OrderServiceGrpc.OrderServiceBlockingStub orderStub() {
+    return OrderServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  @org.junit.jupiter.api.Order(1)
+  void demoData_loadsThroughTheGateway_andLoadingTwiceChangesNothing() throws Exception {
+    String first = StackProcess.command("load-demo-data-1", GATEWAY_JAR, List.of("load-demo-data", "127.0.0.1:" + gateway.grpcPort))
+        .runToEnd(Duration.ofSeconds(120));
+    assertThat(first).startsWith("exit=0").contains("written=7");
+    String second = StackProcess.command("load-demo-data-2", GATEWAY_JAR, List.of("load-demo-data", "127.0.0.1:" + gateway.grpcPort))
+        .runToEnd(Duration.ofSeconds(120));
+    assertThat(second).startsWith("exit=0").contains("written=0");
+  }
+
+  @Test
+  @org.junit.jupiter.api.Order(2)
+  void everyAccessPatternAnswers_throughTheGateway() {
+    assertThat(inventoryStub().getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber("SN-98471").build())
+        .getProductId()).isEqualTo("P100");
+    assertThat(inventoryStub().getProductInventory(GetProductInventoryRequest.newBuilder()
+        .setProductId("P100").setWarehouseId("W2").build()).getQuantity()).isEqualTo(25);
+    assertThat(inventoryStub().listProductWarehouses(ListProductWarehousesRequest.newBuilder().setProductId("P100").build())
+        .getInventoriesList()).extracting(ProductInventory::getWarehouseId).containsExactly("W1", "W2", "W3");
+    assertThat(inventoryStub().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder().setWarehouseId("W1").build())
+        .getInventoriesList()).extracting(ProductInventory::getProductId).containsExactly("P100");
+    assertThat(orderStub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C4821").build())
+        .getOrdersList()).extracting(Order::getOrderId).containsExactly("O900", "O844", "O711");
+    assertThat(orderStub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C4821")
+        .setDatePrefix("2026-07").build()).getOrdersList()).extracting(Order::getOrderId).containsExactly("O900", "O844");
+    assertThat(orderStub().getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build()).getOrderDate())
+        .isEqualTo("2026-07-26");
+  }
+
+  @Test
+  @org.junit.jupiter.api.Order(3)
+  void everyWriteWorks_andErrorsPassThroughWithTheirDetails() {
+    String product = "P-" + UUID.randomUUID().toString().substring(0, 8);
+    inventoryStub().putSerialItem(PutSerialItemRequest.newBuilder().setItem(SerialItem.newBuilder()
+        .setSerialNumber("SN-" + product).setProductId(product).setWarehouseId("W9")).build());
+    inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
+        .setProductId(product).setWarehouseId("W9").setQuantity(3)).build());
+    assertThat(inventoryStub().adjustStock(AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId("W9")
+        .setDelta(-1).setRequestId("r-" + product).build()).getQuantity()).isEqualTo(2);
+    Order placed = orderStub().placeOrder(PlaceOrderRequest.newBuilder().setCustomerId("C-" + product)
+        .setTotal(com.google.type.Money.newBuilder().setCurrencyCode("EUR").setUnits(3)).setRequestId("r-" + product).build());
+    assertThat(orderStub().updateOrderStatus(UpdateOrderStatusRequest.newBuilder().setOrderId(placed.getOrderId())
+        .setStatus(OrderStatus.ORDER_STATUS_PAID).build()).getVersion()).isEqualTo(2);
+
+    // Statuses and google.rpc details arrive exactly as the service sent them.
+    assertInvalid(() -> inventoryStub().getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber("SN#1").build()),
+        "serial_number");
+    assertStatus(() -> inventoryStub().adjustStock(AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId("W9")
+        .setDelta(-50).setRequestId("r2-" + product).build()), Status.Code.FAILED_PRECONDITION, "INSUFFICIENT_STOCK");
+    assertStatus(() -> orderStub().getOrder(GetOrderRequest.newBuilder().setOrderId("nope").build()),
+        Status.Code.NOT_FOUND, "ORDER_NOT_FOUND");
+  }
+
+  @Test
+  @org.junit.jupiter.api.Order(4)
+  void reflectionAndHealth_onTheGateway() throws Exception {
+    CompletableFuture<ServerReflectionResponse> listed = new CompletableFuture<>();
+    StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc.newStub(channel)
+        .serverReflectionInfo(new StreamObserver<>() {
+          @Override
+          public void onNext(ServerReflectionResponse value) {
+            listed.complete(value);
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            listed.completeExceptionally(t);
+          }
+
+          @Override
+          public void onCompleted() {}
+        });
+    requests.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
+    assertThat(listed.get(10, TimeUnit.SECONDS).getListServicesResponse().getServiceList())
+        .extracting(s -> s.getName())
+        .contains("warehouse.inventory.v1.InventoryService", "warehouse.order.v1.OrderService", "grpc.health.v1.Health");
+    requests.onCompleted();
+
+    assertThat(health("warehouse.inventory.v1.InventoryService")).isEqualTo(ServingStatus.SERVING);
+    assertThat(health("warehouse.order.v1.OrderService")).isEqualTo(ServingStatus.SERVING);
+  }
+
+  @Test
+  @org.junit.jupiter.api.Order(5)
+  void killingOneOrderInstance_midStream_losesNoRead() throws Exception {
+    AtomicInteger ok = new AtomicInteger();
+    List<Throwable> lost = java.util.Collections.synchronizedList(new ArrayList<>());
+    int reads = 300;
+    CompletableFuture<Void> stream = CompletableFuture.runAsync(() -> {
+      for (int i = 0; i < reads; i++) {
+        try {
+          if (i % 2 == 0) {
+            orderStub().getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build());
+          } else {
+            orderStub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C4821").build());
+          }
+          ok.incrementAndGet();
+        } catch (StatusRuntimeException e) {
+          lost.add(e);
+        }
+      }
+    });
+    while (ok.get() < reads / 3) {
+      Thread.sleep(5);
+    }
+    orders1.kill();
+    stream.get(120, TimeUnit.SECONDS);
+    assertThat(lost).as("reads lost after killing one instance").isEmpty();
+    assertThat(ok.get()).isEqualTo(reads);
+  }
+
+  @Test
+  @org.junit.jupiter.api.Order(6)
+  void stoppingTheInventory_opensItsCircuit_andRestartingItClosesIt() throws Exception {
+    GetProductInventoryRequest read = GetProductInventoryRequest.newBuilder().setProductId("P100").setWarehouseId("W1").build();
+    inventory.stop();
+    awaitHealth("warehouse.inventory.v1.InventoryService", ServingStatus.NOT_SERVING);
+    for (int i = 0; i < GatewayProcess.CIRCUIT_MIN_CALLS; i++) {
+      assertThat(failure(() -> inventoryStub().getProductInventory(read)).getStatus().getCode())
+          .isEqualTo(Status.Code.UNAVAILABLE);
+    }
+    long started = System.nanoTime();
+    StatusRuntimeException fast = failure(() -> inventoryStub().getProductInventory(read));
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(100);
+    assertThat(fast.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(Statuses.detail(fast, ErrorInfo.class).getReason()).isEqualTo("BACKEND_CIRCUIT_OPEN");
+    // The order-service is unaffected: one circuit per backend.
+    assertThat(orderStub().getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build()).getOrderId()).isEqualTo("O900");
+
+    inventory = StackProcess.service("inventory-service-restarted", INVENTORY_JAR, inventory.grpcPort, serviceEnv)
+        .startAndAwaitPort();
+    awaitHealth("warehouse.inventory.v1.InventoryService", ServingStatus.SERVING);
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    ProductInventory answer = null;
+    while (answer == null && System.nanoTime() < giveUp) {
+      try {
+        answer = inventoryStub().getProductInventory(read);
+      } catch (StatusRuntimeException stillOpen) {
+        Thread.sleep(200);
+      }
+    }
+    assertThat(answer).as("the inventory answers again once its circuit closes").isNotNull();
+    for (int i = 0; i < 3; i++) {
+      inventoryStub().getProductInventory(read); // the half-open circuit's trial calls succeed: it closes
+    }
+    assertThat(MetricsScrape.scrape(gateway.metricsPort).lines().filter(l -> l.startsWith("resilience4j_circuitbreaker_state")))
+        .contains("resilience4j_circuitbreaker_state{application=\"gateway\",name=\"inventory-service\",state=\"closed\"} 1.0");
+  }
+
+  @Test
+  @org.junit.jupiter.api.Order(7)
+  void everyProcessExportsItsMetrics() {
+    assertThat(MetricsScrape.scrape(gateway.metricsPort)).contains(
+        "grpc_server_processing_duration_seconds_bucket{application=\"gateway\"",
+        "grpc_client_processing_duration_seconds_bucket{application=\"gateway\"",
+        "resilience4j_circuitbreaker_calls_seconds_count{application=\"gateway\"",
+        "jvm_memory_used_bytes{application=\"gateway\"");
+    assertThat(MetricsScrape.scrape(inventory.metricsPort)).contains(
+        "grpc_server_processing_duration_seconds_bucket{application=\"inventory-service\"",
+        "dynamodb_client_request_duration_seconds_bucket{application=\"inventory-service\"",
+        "dynamodb_consumed_capacity_units_total{application=\"inventory-service\"",
+        "jvm_gc_");
+    assertThat(MetricsScrape.scrape(orders2.metricsPort)).contains(
+        "grpc_server_processing_duration_seconds_bucket{application=\"order-service\"",
+        "dynamodb_client_request_duration_seconds_bucket{application=\"order-service\"",
+        "dynamodb_transactions_total{application=\"order-service\"",
+        "resilience4j_retry_calls_total{application=\"order-service\"");
+  }
+
+  private static ServingStatus health(String service) {
+    return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+        .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+  }
+
+  private static void awaitHealth(String service, ServingStatus wanted) throws InterruptedException {
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (health(service) != wanted) {
+      if (System.nanoTime() > giveUp) {
+        throw new AssertionError(service + " did not become " + wanted);
+      }
+      Thread.sleep(100);
+    }
+  }
+}
