@@ -70,6 +70,7 @@ class LocalStackIT {
   private static StackProcess gateway;
   private static ManagedChannel channel;
   private static Map<String, String> serviceEnv;
+  private static PrometheusServer prometheus;
 
   @BeforeAll
   static void startStack() throws Exception {
@@ -79,15 +80,19 @@ class LocalStackIT {
         "TABLE_AUTO_CREATE", "true",
         "PAGE_TOKEN_KEY", Base64.getEncoder().encodeToString("e2e-only-page-token-key-32-bytes".getBytes()),
         "SHUTDOWN_GRACE_SECONDS", "5");
-    inventory = StackProcess.service("inventory-service", INVENTORY_JAR, StackProcess.freePort(), serviceEnv)
+    inventory = StackProcess.service("inventory-service", INVENTORY_JAR, StackProcess.freePort(), StackProcess.freePort(),
+        serviceEnv).startAndAwaitPort();
+    orders1 = StackProcess.service("order-service-1", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), serviceEnv)
         .startAndAwaitPort();
-    orders1 = StackProcess.service("order-service-1", ORDER_JAR, StackProcess.freePort(), serviceEnv).startAndAwaitPort();
-    orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), serviceEnv).startAndAwaitPort();
-    gateway = StackProcess.service("gateway", GATEWAY_JAR, StackProcess.freePort(), Map.of(
+    orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), serviceEnv)
+        .startAndAwaitPort();
+    gateway = StackProcess.service("gateway", GATEWAY_JAR, StackProcess.freePort(), StackProcess.freePort(), Map.of(
         "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort,
         "ORDER_ADDRESSES", "127.0.0.1:" + orders1.grpcPort + ",127.0.0.1:" + orders2.grpcPort,
         "CIRCUIT_OPEN_SECONDS", "1",
         "SHUTDOWN_GRACE_SECONDS", "5")).startAndAwaitPort();
+    prometheus = PrometheusServer.start(List.of(inventory, orders1, orders2, gateway).stream()
+        .map(p -> "127.0.0.1:" + p.metricsPort).toList());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort).usePlaintext().build();
   }
 
@@ -95,6 +100,9 @@ class LocalStackIT {
   static void stopStack() throws Exception {
     if (channel != null) {
       channel.shutdownNow();
+    }
+    if (prometheus != null) {
+      prometheus.close();
     }
     for (StackProcess p : new StackProcess[] {gateway, orders1, orders2, inventory}) {
       if (p != null) {
@@ -241,8 +249,8 @@ class LocalStackIT {
     // The order-service is unaffected: one circuit per backend.
     assertThat(orderStub().getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build()).getOrderId()).isEqualTo("O900");
 
-    inventory = StackProcess.service("inventory-service-restarted", INVENTORY_JAR, inventory.grpcPort, serviceEnv)
-        .startAndAwaitPort();
+    inventory = StackProcess.service("inventory-service-restarted", INVENTORY_JAR, inventory.grpcPort,
+        inventory.metricsPort, serviceEnv).startAndAwaitPort();
     awaitHealth("warehouse.inventory.v1.InventoryService", ServingStatus.SERVING);
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     ProductInventory answer = null;
@@ -279,6 +287,32 @@ class LocalStackIT {
         "dynamodb_client_request_duration_seconds_bucket{application=\"order-service\"",
         "dynamodb_transactions_total{application=\"order-service\"",
         "resilience4j_retry_calls_total{application=\"order-service\"");
+  }
+
+  /**
+   * Every query of the Grafana dashboard, run against a real Prometheus that scraped this stack while
+   * the tests above drove traffic through it, returns data.
+   */
+  @Test
+  @org.junit.jupiter.api.Order(8)
+  void everyDashboardQuery_returnsData_fromARealPrometheus() throws Exception {
+    // A little more mixed traffic, so the last scrapes see every kind of call.
+    for (int i = 0; i < 20; i++) {
+      inventoryStub().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder().setWarehouseId("W1").build());
+      inventoryStub().listProductWarehouses(ListProductWarehousesRequest.newBuilder().setProductId("P100").build());
+      orderStub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C4821").build());
+    }
+    Thread.sleep(3_000); // two more scrapes
+    List<String> empty = new ArrayList<>();
+    assertThat(Dashboard.queries()).hasSizeGreaterThanOrEqualTo(20);
+    for (String expr : Dashboard.queries()) {
+      String answer = prometheus.query(expr.replace("$__rate_interval", "1m"));
+      assertThat(answer).as(expr).contains("\"status\":\"success\"");
+      if (answer.contains("\"result\":[]")) {
+        empty.add(expr);
+      }
+    }
+    assertThat(empty).as("dashboard queries without data").isEmpty();
   }
 
   private static ServingStatus health(String service) {

@@ -36,9 +36,8 @@ final class StackProcess implements AutoCloseable {
   }
 
   /** A service or the gateway, listening on the given ports, with {@code env} on top of the ports. */
-  static StackProcess service(String name, String jar, int grpcPort, Map<String, String> env) {
+  static StackProcess service(String name, String jar, int grpcPort, int metricsPort, Map<String, String> env) {
     Map<String, String> all = new java.util.HashMap<>(env);
-    int metricsPort = freePort();
     all.put("GRPC_PORT", Integer.toString(grpcPort));
     all.put("METRICS_PORT", Integer.toString(metricsPort));
     return new StackProcess(name, jar, List.of(), all, grpcPort, metricsPort);

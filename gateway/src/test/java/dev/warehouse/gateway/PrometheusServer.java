@@ -1,0 +1,85 @@
+package dev.warehouse.gateway;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * A real Prometheus (Debian's package) scraping the test stack, to check that the dashboard's
+ * queries return data. {@code ./test.sh} installs it; without it the test fails with that hint.
+ */
+final class PrometheusServer implements AutoCloseable {
+
+  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final Process process;
+  private final int port;
+
+  private PrometheusServer(Process process, int port) {
+    this.process = process;
+    this.port = port;
+  }
+
+  /** Starts Prometheus scraping {@code targets} (host:port of metrics endpoints) every second. */
+  static PrometheusServer start(List<String> targets) throws Exception {
+    String binary = System.getenv().getOrDefault("PROMETHEUS_BIN", "prometheus");
+    Path dir = StackProcess.ROOT.resolve("gateway/target/e2e-prometheus");
+    Files.createDirectories(dir);
+    Path config = dir.resolve("prometheus.yml");
+    Files.writeString(config, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+        + "  - job_name: stack\n    static_configs:\n      - targets: ["
+        + targets.stream().map(t -> "\"" + t + "\"").collect(Collectors.joining(", ")) + "]\n");
+    int port = StackProcess.freePort();
+    Process process;
+    try {
+      process = new ProcessBuilder(binary, "--config.file=" + config, "--storage.tsdb.path=" + dir.resolve("data"),
+          "--web.listen-address=127.0.0.1:" + port, "--log.level=warn")
+          .redirectErrorStream(true)
+          .redirectOutput(dir.resolve("prometheus.log").toFile())
+          .start();
+    } catch (IOException e) {
+      throw new IllegalStateException("Prometheus is not installed: run ./test.sh, or apt-get install prometheus", e);
+    }
+    PrometheusServer server = new PrometheusServer(process, port);
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!server.ready()) {
+      if (!process.isAlive() || System.nanoTime() > giveUp) {
+        throw new IllegalStateException("Prometheus did not start; see " + dir.resolve("prometheus.log"));
+      }
+      Thread.sleep(200);
+    }
+    return server;
+  }
+
+  private boolean ready() {
+    try {
+      return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/-/ready")).build(),
+          HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+    } catch (IOException | InterruptedException notYet) {
+      return false;
+    }
+  }
+
+  /** The raw JSON answer of an instant query. */
+  String query(String expr) throws IOException, InterruptedException {
+    URI uri = URI.create("http://127.0.0.1:" + port + "/api/v1/query?query=" + URLEncoder.encode(expr, StandardCharsets.UTF_8));
+    return HTTP.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString()).body();
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(10, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+    }
+  }
+}
