@@ -1,0 +1,17 @@
+# One image per deployable: docker build --build-arg MODULE=inventory-service|order-service|gateway .
+# Stage 1 builds the module's runnable jar with the Maven wrapper; stage 2 runs it on a JRE as a non-root user.
+FROM eclipse-temurin:17-jdk-jammy AS build
+WORKDIR /src
+COPY . .
+ARG MODULE
+RUN --mount=type=cache,target=/root/.m2 ./mvnw -B -q -DskipTests -pl "${MODULE}" -am package
+
+FROM eclipse-temurin:17-jre-jammy
+ARG MODULE
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app
+WORKDIR /app
+COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar
+USER 10001
+# Heap sized from the container's memory limit; the services are measured at -Xmx256m.
+ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75"
+ENTRYPOINT ["java", "-jar", "/app/app.jar"]

@@ -1,0 +1,166 @@
+package dev.warehouse.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.order.OrderMain;
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.server.HealthProbe;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * No Docker engine runs here, so docker-compose.yml is kept honest by reading it: every variable it
+ * sets is one the process reads, ports agree with the processes' defaults, the health checks, the
+ * Prometheus targets and the local stack (run.sh), and every file it mounts or builds from exists.
+ */
+class ComposeFileTest {
+
+  private static final Path ROOT = StackProcess.ROOT;
+  private static Map<String, Map<String, Object>> services;
+
+  @BeforeAll
+  @SuppressWarnings("unchecked")
+  static void read() throws IOException {
+    Map<String, Object> compose = new Yaml().load(Files.readString(ROOT.resolve("docker-compose.yml")));
+    services = (Map<String, Map<String, Object>>) compose.get("services");
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, String> env(String service) {
+    return (Map<String, String>) services.get(service).get("environment");
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<String> list(String service, String key) {
+    return (List<String>) services.get(service).get(key);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static List<String> healthcheck(String service) {
+    return (List<String>) ((Map<String, Object>) services.get(service).get("healthcheck")).get("test");
+  }
+
+  @SuppressWarnings("unchecked")
+  private static String buildModule(String service) {
+    Map<String, Object> build = (Map<String, Object>) services.get(service).get("build");
+    return ((Map<String, String>) build.get("args")).get("MODULE");
+  }
+
+  @Test
+  void startsEveryPartOfTheSystem() {
+    assertThat(services).containsOnlyKeys(
+        "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "grafana");
+    services.forEach((name, service) -> {
+      Object image = service.get("image");
+      assertThat(image).as(name + " image").isNotNull();
+      assertThat(image.toString()).as(name + " image is pinned").contains(":").doesNotEndWith(":latest");
+    });
+  }
+
+  @Test
+  void moto_runsThroughOurSerializingLauncher() {
+    assertThat(list("moto", "entrypoint")).contains("/launcher/serialized_moto_server.py", "5000");
+    assertThat(list("moto", "volumes")).contains("./tools/moto:/launcher:ro");
+    assertThat(ROOT.resolve("tools/moto/serialized_moto_server.py")).isRegularFile();
+  }
+
+  @Test
+  void services_setOnlyVariablesTheyRead_withTheirOwnPorts() {
+    assertService("inventory-service", InventoryMain.DEFAULT_GRPC_PORT, InventoryMain.DEFAULT_METRICS_PORT,
+        ServiceConfig.variables());
+    assertService("order-service", OrderMain.DEFAULT_GRPC_PORT, OrderMain.DEFAULT_METRICS_PORT, ServiceConfig.variables());
+    assertService("gateway", GatewayConfig.DEFAULT_GRPC_PORT, GatewayConfig.DEFAULT_METRICS_PORT, GatewayConfig.variables());
+    for (String service : List.of("inventory-service", "order-service")) {
+      assertThat(env(service)).containsEntry("DYNAMODB_ENDPOINT", "http://moto:5000").containsEntry("TABLE_AUTO_CREATE", "true");
+      assertThat(env(service).get("TABLE_NAME")).isEqualTo(env("inventory-service").get("TABLE_NAME"));
+    }
+  }
+
+  private static void assertService(String name, int grpcPort, int metricsPort, List<String> variables) {
+    assertThat(variables).as(name + " reads").containsAll(env(name).keySet());
+    assertThat(env(name)).containsEntry("GRPC_PORT", Integer.toString(grpcPort))
+        .containsEntry("METRICS_PORT", Integer.toString(metricsPort));
+    assertThat(list(name, "ports")).contains(grpcPort + ":" + grpcPort, metricsPort + ":" + metricsPort);
+    assertThat(healthcheck(name)).containsExactly("CMD", "java", "-cp", "/app/app.jar", HealthProbe.class.getName(),
+        Integer.toString(grpcPort));
+    assertThat(buildModule(name)).isEqualTo(name);
+    assertThat(ROOT.resolve(name).resolve("pom.xml")).isRegularFile();
+  }
+
+  @Test
+  void gateway_andInit_pointAtTheServicesTheyNeed() {
+    assertThat(env("gateway")).containsEntry("INVENTORY_ADDRESSES", "inventory-service:" + env("inventory-service").get("GRPC_PORT"))
+        .containsEntry("ORDER_ADDRESSES", "order-service:" + env("order-service").get("GRPC_PORT"));
+    assertThat(list("init", "command")).containsExactly("load-demo-data", "gateway:" + env("gateway").get("GRPC_PORT"));
+    assertThat(services.get("init").get("image")).isEqualTo(services.get("gateway").get("image"));
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void everyDependency_waitsForHealth_andEveryDependedOnServiceHasAHealthCheck() {
+    services.forEach((name, service) -> {
+      Map<String, Map<String, String>> dependsOn = (Map<String, Map<String, String>>) service.get("depends_on");
+      if (dependsOn == null) {
+        return;
+      }
+      dependsOn.forEach((dependency, condition) -> {
+        assertThat(condition).as(name + " -> " + dependency).containsEntry("condition", "service_healthy");
+        assertThat(services.get(dependency)).as(dependency).containsKey("healthcheck");
+      });
+    });
+  }
+
+  @Test
+  void prometheus_scrapesEveryProcessOnItsMetricsPort() throws IOException {
+    String config = Files.readString(ROOT.resolve("deploy/prometheus/prometheus.yml"));
+    for (String service : List.of("gateway", "inventory-service", "order-service")) {
+      assertThat(config).contains("\"" + service + ":" + env(service).get("METRICS_PORT") + "\"");
+    }
+    assertThat(list("prometheus", "volumes")).contains("./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro");
+  }
+
+  @Test
+  void grafana_isProvisioned_withAnonymousViewers() throws IOException {
+    assertThat(env("grafana")).containsEntry("GF_AUTH_ANONYMOUS_ENABLED", "true").containsEntry("GF_AUTH_ANONYMOUS_ORG_ROLE", "Viewer");
+    assertThat(list("grafana", "volumes")).contains(
+        "./deploy/grafana/provisioning:/etc/grafana/provisioning:ro", "./deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro");
+    assertThat(Files.readString(ROOT.resolve("deploy/grafana/provisioning/datasources/prometheus.yml")))
+        .contains("url: http://prometheus:9090").contains("uid: prometheus");
+    assertThat(Files.readString(ROOT.resolve("deploy/grafana/provisioning/dashboards/warehouse.yml")))
+        .contains("path: /var/lib/grafana/dashboards");
+    assertThat(Dashboard.FILE).isRegularFile();
+  }
+
+  @Test
+  void dockerfile_buildsWithTheWrapper_andRunsTheShadedJarAsNonRoot() throws IOException {
+    String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
+    assertThat(dockerfile).contains("AS build", "./mvnw", "-pl \"${MODULE}\"", "COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar",
+        "USER 10001", "ENTRYPOINT [\"java\", \"-jar\", \"/app/app.jar\"]");
+    assertThat(dockerfile.lines().filter(l -> l.startsWith("FROM ")).toList())
+        .hasSize(2).last().asString().contains("jre");
+    // The jar the image copies is the one each module's build makes: target/<artifactId>.jar, artifactId = folder.
+    assertThat(Files.readString(ROOT.resolve("pom.xml"))).contains("<finalName>${project.artifactId}</finalName>");
+    for (String module : List.of("inventory-service", "order-service", "gateway")) {
+      assertThat(Files.readString(ROOT.resolve(module).resolve("pom.xml"))).contains("<artifactId>" + module + "</artifactId>");
+    }
+  }
+
+  @Test
+  void localStack_usesTheSamePortsAsCompose() throws IOException {
+    String run = Files.readString(ROOT.resolve("run.sh"));
+    assertThat(run).contains("GATEWAY_GRPC_PORT:-" + env("gateway").get("GRPC_PORT"),
+        "GATEWAY_METRICS_PORT:-" + env("gateway").get("METRICS_PORT"),
+        "INVENTORY_GRPC_PORT:-" + env("inventory-service").get("GRPC_PORT"),
+        "INVENTORY_METRICS_PORT:-" + env("inventory-service").get("METRICS_PORT"),
+        "ORDER_GRPC_PORT:-" + env("order-service").get("GRPC_PORT"),
+        "ORDER_METRICS_PORT:-" + env("order-service").get("METRICS_PORT"),
+        "MOTO_PORT:-5000");
+  }
+}
