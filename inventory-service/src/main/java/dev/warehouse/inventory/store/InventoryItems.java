@@ -13,7 +13,7 @@ import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /** Maps inventory records to table items and back; the one place that knows their attribute names. */
-final class InventoryItems {
+public final class InventoryItems {
 
   static final String ENTITY = "entity";
   static final String SERIAL_NUMBER = "serial_number";
@@ -27,19 +27,19 @@ final class InventoryItems {
 
   private InventoryItems() {}
 
-  static Map<String, AttributeValue> key(String pk, String sk) {
+  public static Map<String, AttributeValue> key(String pk, String sk) {
     return Map.of(PK, AttributeValue.fromS(pk), SK, AttributeValue.fromS(sk));
   }
 
-  static Map<String, AttributeValue> serialKey(String serialNumber) {
+  public static Map<String, AttributeValue> serialKey(String serialNumber) {
     return key(InventoryKeys.serialPk(serialNumber), InventoryKeys.serialSk());
   }
 
-  static Map<String, AttributeValue> inventoryKey(String productId, String warehouseId) {
+  public static Map<String, AttributeValue> inventoryKey(String productId, String warehouseId) {
     return key(InventoryKeys.productPk(productId), InventoryKeys.warehouseSk(warehouseId));
   }
 
-  static Map<String, AttributeValue> toItem(SerialItem item) {
+  public static Map<String, AttributeValue> toItem(SerialItem item) {
     Map<String, AttributeValue> attrs = new HashMap<>(serialKey(item.serialNumber()));
     attrs.put(ENTITY, AttributeValue.fromS("SerialItem"));
     attrs.put(SERIAL_NUMBER, AttributeValue.fromS(item.serialNumber()));
@@ -60,7 +60,7 @@ final class InventoryItems {
   }
 
   /** The stock item, with the GSI1 keys that put it behind A4's second door. */
-  static Map<String, AttributeValue> toItem(ProductInventory inventory) {
+  public static Map<String, AttributeValue> toItem(ProductInventory inventory) {
     Map<String, AttributeValue> attrs = new HashMap<>(inventoryKey(inventory.productId(), inventory.warehouseId()));
     attrs.put(GSI1_PK, AttributeValue.fromS(InventoryKeys.warehouseGsiPk(inventory.warehouseId())));
     attrs.put(GSI1_SK, AttributeValue.fromS(InventoryKeys.productGsiSk(inventory.productId())));

@@ -55,11 +55,11 @@ public final class OrderItems {
     return key(OrderKeys.customerPk(customerId), OrderKeys.corridorSk(orderDate, orderId));
   }
 
-  static Map<String, AttributeValue> directItem(Order order) {
+  public static Map<String, AttributeValue> directItem(Order order) {
     return item(directKey(order.orderId()), DIRECT_COPY, order);
   }
 
-  static Map<String, AttributeValue> corridorItem(Order order) {
+  public static Map<String, AttributeValue> corridorItem(Order order) {
     return item(corridorKey(order.customerId(), order.orderDate(), order.orderId()), CORRIDOR_COPY, order);
   }
 

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every benchmark scenario on this machine and writes docs/benchmarks.md (and .json).
+# Needs what ./run.sh needs, plus nginx for the proxy comparison (installed here when missing and root).
+# Usage: ./bench.sh [--quick]
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v nginx >/dev/null 2>&1 && [ -z "${NGINX_BIN:-}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light >/dev/null
+  else
+    echo "nginx is missing: apt-get install nginx-light (or set NGINX_BIN)" >&2
+    exit 1
+  fi
+fi
+for jar in inventory-service order-service gateway bench; do
+  if [ ! -f "$jar/target/$jar.jar" ]; then
+    ./mvnw -B -q -DskipTests package
+    break
+  fi
+done
+exec java -Dproject.root="$PWD" -jar bench/target/bench.jar "$@"

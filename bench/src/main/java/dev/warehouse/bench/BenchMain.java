@@ -1,0 +1,156 @@
+package dev.warehouse.bench;
+
+import dev.warehouse.bench.data.DataSet;
+import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.scenario.CostFlatness;
+import dev.warehouse.bench.scenario.LayerOverhead;
+import dev.warehouse.bench.scenario.ProxyComparison;
+import dev.warehouse.bench.scenario.Settings;
+import dev.warehouse.bench.scenario.SustainedLoad;
+import dev.warehouse.bench.stack.Stack;
+import dev.warehouse.bench.standin.StandInBackend;
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.dynamo.DynamoClients;
+import dev.warehouse.runtime.server.ServiceMain;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+
+/**
+ * Runs every scenario against the system it starts itself, and writes the report:
+ * {@code java -jar bench/target/bench.jar [--quick] [--out docs/benchmarks.md]} (see {@code bench.sh}).
+ * {@code java -jar bench.jar standin PORT} serves the stand-in backend of the proxy comparison.
+ */
+public final class BenchMain {
+
+  static {
+    ServiceMain.configureLogging();
+  }
+
+  private BenchMain() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length > 1 && args[0].equals("standin")) {
+      StandInBackend.main(new String[] {args[1]});
+      return;
+    }
+    boolean quick = List.of(args).contains("--quick");
+    int out = List.of(args).indexOf("--out");
+    Path root = Path.of(System.getProperty("project.root", ".")).toAbsolutePath().normalize();
+    Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
+    Settings settings = quick ? Settings.quick() : Settings.full();
+    Instant started = Instant.now();
+    Report report = new Report();
+    Map<String, List<Long>> startups = new LinkedHashMap<>();
+
+    log("scenario 1 (layer overhead) and 3 (cost flatness)");
+    try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
+        DynamoDbAsyncClient dynamo = client(stack.motoEndpoint)) {
+      record(startups, stack);
+      DataSet data = new DataSet(settings.dataItems());
+      data.load(dynamo, stack.table);
+      LayerOverhead.run(stack, data, dynamo, settings, report);
+      log("scenario 3 (cost flatness)");
+      CostFlatness.run(dynamo, settings, report);
+    }
+    log("scenario 4 (sustained load, " + settings.sustained().toSeconds() + " s)");
+    try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
+        DynamoDbAsyncClient dynamo = client(stack.motoEndpoint)) {
+      record(startups, stack);
+      DataSet data = new DataSet(settings.dataItems());
+      data.load(dynamo, stack.table);
+      SustainedLoad.run(stack, data, settings, report);
+    }
+    log("scenario 5 (start-up), third start");
+    try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID())) {
+      record(startups, stack);
+    }
+    log("scenario 2 (gateway against nginx)");
+    ProxyComparison.run(root, settings, report);
+    startup(report, startups);
+
+    Duration took = Duration.between(started, Instant.now());
+    report.data("took_seconds", took.toSeconds());
+    report.write(markdown, markdown.resolveSibling(markdown.getFileName().toString().replace(".md", ".json")),
+        preamble(root, took, quick));
+    log("wrote " + markdown + " in " + took.toSeconds() + " s");
+  }
+
+  private static void record(Map<String, List<Long>> startups, Stack stack) {
+    stack.startupMs.forEach((name, ms) -> startups.computeIfAbsent(name, n -> new ArrayList<>()).add(ms));
+  }
+
+  private static void startup(Report report, Map<String, List<Long>> startups) {
+    List<List<String>> rows = new ArrayList<>();
+    startups.forEach((name, runs) -> {
+      List<Long> sorted = runs.stream().sorted().toList();
+      rows.add(List.of(name, Long.toString(sorted.get(sorted.size() / 2)), runs.toString()));
+    });
+    report.heading("5. Start-up")
+        .paragraph("From launching the JVM (`java -Xmx256m -jar …`) to its gRPC health check answering SERVING; the "
+            + "services start together, the gateway once they serve (it needs them to be healthy); "
+            + "\"whole stack\" runs from the first launch to the gateway serving. Median of " + startups.values().iterator().next().size()
+            + " starts, in ms.")
+        .table(List.of("Process", "Median (ms)", "Runs (ms)"), rows)
+        .paragraph("What limits it: JVM start and class loading (the services also create or check the table "
+            + "in moto first); both services start at once on 2 cores.")
+        .data("startup_ms", startups);
+  }
+
+  private static DynamoDbAsyncClient client(URI endpoint) {
+    return DynamoClients.create(new ServiceConfig("bench", 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
+        "unused", false, Optional.empty(), Duration.ofSeconds(60), Duration.ofSeconds(1)), List.of());
+  }
+
+  private static String preamble(Path root, Duration took, boolean quick) throws IOException {
+    return "# Benchmarks\n\n"
+        + "Written by the benchmark tool (`bench` module) on " + Instant.now().toString().substring(0, 10)
+        + (quick ? " in **quick (smoke) mode: these numbers are not the real run**" : "") + ". "
+        + "It starts what it measures itself (moto through our launcher, the services and the gateway from "
+        + "their jars, a stand-in backend and nginx), runs every scenario, and wrote this file in "
+        + took.toMinutes() + " min " + took.toSecondsPart() + " s.\n\n"
+        + "## Reproduce\n\n```sh\n./bench.sh            # builds the jars when missing, then runs every scenario (under 15 min)\n"
+        + "./bench.sh --quick    # a one-minute smoke run of the same tool\n```\n\n"
+        + "## Machine\n\n" + machine() + "\n"
+        + "Small and noisy machines: numbers are medians of repeated runs, and ratios are measured side by side "
+        + "in one run. Timing targets live here, never in unit tests.\n";
+  }
+
+  private static String machine() throws IOException {
+    String cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+        .findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("?");
+    String mem = Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal"))
+        .findFirst().map(l -> Long.parseLong(l.replaceAll("[^0-9]", "")) / (1024 * 1024) + " GiB").orElse("?");
+    return "| | |\n|---|---|\n"
+        + "| CPU | " + Runtime.getRuntime().availableProcessors() + " cores, " + cpu + " |\n"
+        + "| Memory | " + mem + " |\n"
+        + "| Java | " + System.getProperty("java.vm.name") + " " + System.getProperty("java.version") + " |\n"
+        + "| DynamoDB | moto " + command("python3", "-c", "import moto; print(moto.__version__)") + " through our serializing launcher |\n"
+        + "| OS | " + System.getProperty("os.name") + " " + System.getProperty("os.version") + " |\n";
+  }
+
+  private static String command(String... command) {
+    try {
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes()).trim();
+      p.waitFor();
+      return out;
+    } catch (Exception e) {
+      return "?";
+    }
+  }
+
+  private static void log(String message) {
+    System.out.println(Instant.now().toString().substring(11, 19) + " bench: " + message);
+  }
+}

@@ -1,0 +1,138 @@
+package dev.warehouse.bench.data;
+
+import dev.warehouse.inventory.domain.ProductInventory;
+import dev.warehouse.inventory.domain.SerialItem;
+import dev.warehouse.inventory.store.InventoryItems;
+import dev.warehouse.order.domain.Money;
+import dev.warehouse.order.domain.Order;
+import dev.warehouse.order.domain.OrderStatus;
+import dev.warehouse.order.store.OrderItems;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.PutRequest;
+import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
+
+/**
+ * A benchmark data set of about {@code items} table items, in the services' own item format: a
+ * quarter serial items, a quarter stock items (each product in 3 of {@link #WAREHOUSES} warehouses),
+ * half orders (two copies each, 5 orders per customer). Keys are derived from an index, so load
+ * generators can address any of them.
+ */
+public final class DataSet {
+
+  public static final int WAREHOUSES = 10;
+  public static final int ORDERS_PER_CUSTOMER = 5;
+  private static final int BATCH = 25;
+  private static final Instant LOADED = Instant.parse("2026-11-01T00:00:00Z");
+
+  public final int serials;
+  public final int products;
+  public final int customers;
+
+  public DataSet(int items) {
+    this.serials = Math.max(1, items / 4);
+    this.products = Math.max(1, items / 12);
+    this.customers = Math.max(1, items / (4 * ORDERS_PER_CUSTOMER));
+  }
+
+  public int items() {
+    return serials + 3 * products + 2 * ORDERS_PER_CUSTOMER * customers;
+  }
+
+  public static String serial(int i) {
+    return String.format("SN-%07d", i);
+  }
+
+  public static String product(int i) {
+    return String.format("P-%06d", i);
+  }
+
+  /** The j-th (0..2) warehouse of product i. */
+  public static String warehouseOf(int product, int j) {
+    return warehouse((product + j) % WAREHOUSES);
+  }
+
+  public static String warehouse(int w) {
+    return String.format("W-%02d", w);
+  }
+
+  public static String customer(int i) {
+    return String.format("C-%06d", i);
+  }
+
+  public static String order(int customer, int k) {
+    return String.format("O-%06d-%d", customer, k);
+  }
+
+  public static LocalDate orderDate(int k) {
+    return LocalDate.of(2026, 7, 1).plusDays(k * 6L);
+  }
+
+  /** Writes the data set with BatchWriteItem, a few batches in flight; returns the seconds it took. */
+  public double load(DynamoDbAsyncClient dynamo, String table) throws InterruptedException {
+    long started = System.nanoTime();
+    Semaphore inFlight = new Semaphore(4);
+    List<Map<String, AttributeValue>> batch = new ArrayList<>(BATCH);
+    List<CompletableFuture<Void>> pending = new ArrayList<>();
+    ItemSink sink = item -> {
+      batch.add(item);
+      if (batch.size() == BATCH) {
+        pending.add(write(dynamo, table, List.copyOf(batch), inFlight));
+        batch.clear();
+      }
+    };
+    for (int i = 0; i < serials; i++) {
+      sink.add(InventoryItems.toItem(new SerialItem(serial(i), product(i % products), warehouseOf(i % products, 0),
+          "bench item " + i, LOADED)));
+    }
+    for (int p = 0; p < products; p++) {
+      for (int j = 0; j < 3; j++) {
+        sink.add(InventoryItems.toItem(new ProductInventory(product(p), warehouseOf(p, j), 1_000_000, LOADED)));
+      }
+    }
+    for (int c = 0; c < customers; c++) {
+      for (int k = 0; k < ORDERS_PER_CUSTOMER; k++) {
+        Order order = new Order(order(c, k), customer(c), orderDate(k), OrderStatus.PLACED,
+            new Money("EUR", 10 + k, 0), 1, LOADED, LOADED);
+        sink.add(OrderItems.directItem(order));
+        sink.add(OrderItems.corridorItem(order));
+      }
+    }
+    if (!batch.isEmpty()) {
+      pending.add(write(dynamo, table, List.copyOf(batch), inFlight));
+    }
+    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
+    return (System.nanoTime() - started) / 1e9;
+  }
+
+  private interface ItemSink {
+    void add(Map<String, AttributeValue> item) throws InterruptedException;
+  }
+
+  private static CompletableFuture<Void> write(DynamoDbAsyncClient dynamo, String table,
+      List<Map<String, AttributeValue>> items, Semaphore inFlight) throws InterruptedException {
+    inFlight.acquire();
+    List<WriteRequest> writes = items.stream()
+        .map(item -> WriteRequest.builder().putRequest(PutRequest.builder().item(item).build()).build())
+        .toList();
+    return writeAll(dynamo, table, writes).whenComplete((ok, e) -> inFlight.release());
+  }
+
+  /** Writes, re-sending what DynamoDB reports as unprocessed. */
+  private static CompletableFuture<Void> writeAll(DynamoDbAsyncClient dynamo, String table, List<WriteRequest> writes) {
+    Map<String, List<WriteRequest>> request = new HashMap<>();
+    request.put(table, writes);
+    return dynamo.batchWriteItem(b -> b.requestItems(request)).thenCompose(response -> {
+      List<WriteRequest> left = response.hasUnprocessedItems() ? response.unprocessedItems().getOrDefault(table, List.of()) : List.of();
+      return left.isEmpty() ? CompletableFuture.completedFuture(null) : writeAll(dynamo, table, left);
+    });
+  }
+}

@@ -1,0 +1,94 @@
+package dev.warehouse.bench.report;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The benchmark report: Markdown for people, JSON for tools, written together. */
+public final class Report {
+
+  private final StringBuilder markdown = new StringBuilder();
+  private final Map<String, Object> json = new LinkedHashMap<>();
+
+  public Report heading(String title) {
+    markdown.append("\n## ").append(title).append("\n\n");
+    return this;
+  }
+
+  public Report paragraph(String text) {
+    markdown.append(text).append("\n\n");
+    return this;
+  }
+
+  public Report table(List<String> headers, List<List<String>> rows) {
+    markdown.append("| ").append(String.join(" | ", headers)).append(" |\n|");
+    headers.forEach(h -> markdown.append("---|"));
+    markdown.append('\n');
+    rows.forEach(r -> markdown.append("| ").append(String.join(" | ", r)).append(" |\n"));
+    markdown.append('\n');
+    return this;
+  }
+
+  /** Adds a value to the JSON document under {@code key}. */
+  public Report data(String key, Object value) {
+    json.put(key, value);
+    return this;
+  }
+
+  public String markdown() {
+    return markdown.toString();
+  }
+
+  public void write(Path markdownFile, Path jsonFile, String preamble) throws IOException {
+    Files.createDirectories(markdownFile.toAbsolutePath().getParent());
+    Files.writeString(markdownFile, preamble + markdown);
+    Files.writeString(jsonFile, toJson(json, "") + "\n");
+  }
+
+  public static String ms(double value) {
+    return String.format(Locale.ROOT, "%.2f", value);
+  }
+
+  public static String num(double value) {
+    return String.format(Locale.ROOT, value >= 100 ? "%.0f" : "%.2f", value);
+  }
+
+  @SuppressWarnings("unchecked")
+  static String toJson(Object value, String indent) {
+    if (value == null) {
+      return "null";
+    } else if (value instanceof Number || value instanceof Boolean) {
+      return value instanceof Double d && (d.isNaN() || d.isInfinite()) ? "null" : value.toString();
+    } else if (value instanceof Map<?, ?> map) {
+      List<String> entries = new ArrayList<>();
+      String inner = indent + "  ";
+      map.forEach((k, v) -> entries.add(inner + quote(k.toString()) + ": " + toJson(v, inner)));
+      return entries.isEmpty() ? "{}" : "{\n" + String.join(",\n", entries) + "\n" + indent + "}";
+    } else if (value instanceof List<?> list) {
+      List<String> items = new ArrayList<>();
+      String inner = indent + "  ";
+      list.forEach(v -> items.add(inner + toJson(v, inner)));
+      return items.isEmpty() ? "[]" : "[\n" + String.join(",\n", items) + "\n" + indent + "]";
+    } else if (value instanceof Record record) {
+      Map<String, Object> fields = new LinkedHashMap<>();
+      for (var component : record.getClass().getRecordComponents()) {
+        try {
+          fields.put(component.getName(), component.getAccessor().invoke(record));
+        } catch (ReflectiveOperationException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+      return toJson(fields, indent);
+    }
+    return quote(value.toString());
+  }
+
+  private static String quote(String s) {
+    return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n") + "\"";
+  }
+}

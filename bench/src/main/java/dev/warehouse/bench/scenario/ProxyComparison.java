@@ -1,0 +1,188 @@
+package dev.warehouse.bench.scenario;
+
+import static dev.warehouse.bench.report.Report.ms;
+import static dev.warehouse.bench.report.Report.num;
+
+import dev.warehouse.bench.data.DataSet;
+import dev.warehouse.bench.load.ClosedLoop;
+import dev.warehouse.bench.load.OpenLoop;
+import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.stack.Proc;
+import dev.warehouse.bench.stack.Stack;
+import dev.warehouse.bench.stats.Summary;
+import dev.warehouse.bench.target.GrpcTarget;
+import dev.warehouse.bench.target.Target.Op;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Scenario 2: the gateway against nginx's {@code grpc_pass}, forwarding the same calls to the same
+ * stand-in backend (canned answers), side by side: added latency at a fixed rate, and throughput per
+ * CPU-second of the proxy under a closed loop.
+ */
+public final class ProxyComparison {
+
+  private static final List<String> ROUTES = List.of("direct", "gateway", "nginx");
+
+  private ProxyComparison() {}
+
+  public static void run(Path root, Settings settings, Report report) throws Exception {
+    Path logs = root.resolve("target/bench-logs");
+    int standInPort = Proc.freePort();
+    Path benchJar = root.resolve("bench/target/bench.jar");
+    try (Proc standIn = Proc.start("stand-in", List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+            "-Xmx256m", "-jar", benchJar.toString(), "standin", Integer.toString(standInPort)), Map.of(), logs, standInPort, -1);
+        Proc gateway = Stack.java(root, logs, "gateway", Map.of(
+            "INVENTORY_ADDRESSES", "127.0.0.1:" + standInPort, "ORDER_ADDRESSES", "127.0.0.1:" + standInPort));
+        Nginx nginx = Nginx.start(root.resolve("target/bench-nginx"), standInPort)) {
+      standIn.awaitServing(60_000);
+      gateway.awaitServing(60_000);
+      DataSet data = new DataSet(100);
+      Map<String, String> addresses = Map.of("direct", "127.0.0.1:" + standInPort,
+          "gateway", "127.0.0.1:" + gateway.grpcPort, "nginx", "127.0.0.1:" + nginx.port);
+      Map<String, Long> proxyPids = Map.of("direct", standIn.pid(), "gateway", gateway.pid(), "nginx", -1L);
+
+      Map<String, List<Summary>> latency = new LinkedHashMap<>();
+      Map<String, List<Summary>> throughput = new LinkedHashMap<>();
+      Map<String, List<Double>> perCore = new LinkedHashMap<>();
+      for (int round = 0; round < settings.rounds() + 1; round++) {
+        for (String route : ROUTES) {
+          try (GrpcTarget target = new GrpcTarget(route, addresses.get(route), addresses.get(route), data)) {
+            latency.computeIfAbsent(route, r -> new ArrayList<>()).add(OpenLoop.run(route, target.call(Op.A1, i -> 0),
+                settings.proxyRate(), settings.warmup().multipliedBy(2), settings.measure(), null));
+            double cpuBefore = route.equals("nginx") ? nginx.cpuSeconds() : Proc.cpuSeconds(proxyPids.get(route));
+            Summary closed = ClosedLoop.run(route, target.call(Op.A1, i -> 0), settings.proxyConcurrency(),
+                settings.warmup(), settings.measure());
+            double cpu = (route.equals("nginx") ? nginx.cpuSeconds() : Proc.cpuSeconds(proxyPids.get(route))) - cpuBefore;
+            throughput.computeIfAbsent(route, r -> new ArrayList<>()).add(closed);
+            perCore.computeIfAbsent(route, r -> new ArrayList<>()).add(cpu > 0 ? closed.count() / cpu : Double.NaN);
+          }
+        }
+      }
+
+      List<List<String>> rows = new ArrayList<>();
+      double direct50 = Medians.of(latency.get("direct"), Summary::p50);
+      double direct99 = Medians.of(latency.get("direct"), Summary::p99);
+      Map<String, Double> rpsPerCore = new LinkedHashMap<>();
+      for (String route : ROUTES) {
+        double p50 = Medians.of(latency.get(route), Summary::p50);
+        double p99 = Medians.of(latency.get(route), Summary::p99);
+        double rps = Medians.of(throughput.get(route), Summary::throughput);
+        double core = median(perCore.get(route));
+        rpsPerCore.put(route, core);
+        rows.add(List.of(route, ms(p50) + " / " + ms(p99),
+            route.equals("direct") ? "—" : ms(p50 - direct50) + " / " + ms(p99 - direct99),
+            num(rps), num(core), Long.toString(throughput.get(route).stream().mapToLong(Summary::errorCount).sum()
+                + latency.get(route).stream().mapToLong(Summary::errorCount).sum())));
+      }
+      boolean met = rpsPerCore.get("gateway") >= rpsPerCore.get("nginx");
+      report.heading("2. Gateway against a peer proxy (nginx grpc_pass)")
+          .paragraph("GetSerialItem forwarded to a stand-in backend with canned answers (so the store is out of the "
+              + "picture): directly, through the gateway, and through nginx " + nginx.version + " (`grpc_pass`, "
+              + "`worker_processes auto`, upstream keepalive). Latency: open loop at " + (int) settings.proxyRate()
+              + " requests/s; throughput: closed loop with " + settings.proxyConcurrency() + " concurrent callers; "
+              + "throughput per core = requests served / CPU-seconds the proxy process used (for `direct`: the "
+              + "stand-in's own). Medians of " + (settings.rounds() + 1) + " rounds; latencies in ms, p50 / p99.")
+          .table(List.of("Route", "Latency", "Added vs direct", "Throughput (req/s)", "Req per CPU-second of the proxy", "Errors"), rows)
+          .table(List.of("Target", "Measured", "Met"), List.of(List.of("gateway at least as fast as nginx (req per CPU-second)",
+              num(rpsPerCore.get("gateway")) + " vs " + num(rpsPerCore.get("nginx")), met ? "yes" : "no")))
+          .paragraph("What limits it: the machine has 2 cores shared by the load generator, the stand-in and the "
+              + "proxy, so absolute throughput is the generator's and the stand-in's as much as the proxy's; the "
+              + "per-CPU-second figure isolates the proxy's own cost.")
+          .data("proxy_comparison", Map.of("latency", latency, "throughput", throughput, "requests_per_cpu_second", perCore));
+    }
+  }
+
+  private static double median(List<Double> values) {
+    double[] sorted = values.stream().filter(v -> !v.isNaN()).mapToDouble(Double::doubleValue).sorted().toArray();
+    return sorted.length == 0 ? Double.NaN
+        : sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+  }
+
+  /** Debian's nginx, configured as a gRPC proxy in front of the stand-in. */
+  static final class Nginx implements AutoCloseable {
+    final int port;
+    final String version;
+    private final Process process;
+    private final Path dir;
+
+    private Nginx(Process process, int port, Path dir, String version) {
+      this.process = process;
+      this.port = port;
+      this.dir = dir;
+      this.version = version;
+    }
+
+    static Nginx start(Path dir, int backendPort) throws Exception {
+      Files.createDirectories(dir.resolve("temp"));
+      int port = Proc.freePort();
+      Path conf = dir.resolve("nginx.conf");
+      Files.writeString(conf, """
+          worker_processes auto;
+          daemon off;
+          pid %1$s/nginx.pid;
+          error_log %1$s/error.log warn;
+          events { worker_connections 4096; }
+          http {
+            access_log off;
+            client_body_temp_path %1$s/temp/body;
+            proxy_temp_path %1$s/temp/proxy;
+            fastcgi_temp_path %1$s/temp/fastcgi;
+            uwsgi_temp_path %1$s/temp/uwsgi;
+            scgi_temp_path %1$s/temp/scgi;
+            upstream standin { server 127.0.0.1:%2$d; keepalive 64; }
+            server {
+              listen 127.0.0.1:%3$d http2;
+              location / { grpc_pass grpc://standin; }
+            }
+          }
+          """.formatted(dir, backendPort, port));
+      String binary = System.getenv().getOrDefault("NGINX_BIN", "nginx");
+      Process version = new ProcessBuilder(binary, "-v").redirectErrorStream(true).start();
+      String v = new String(version.getInputStream().readAllBytes()).trim().replace("nginx version: ", "");
+      version.waitFor();
+      Process process = new ProcessBuilder(binary, "-p", dir.toString(), "-c", conf.toString(), "-e", dir.resolve("error.log").toString())
+          .redirectErrorStream(true).redirectOutput(dir.resolve("stdout.log").toFile()).start();
+      for (int i = 0; i < 100; i++) {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+          return new Nginx(process, port, dir, v);
+        } catch (java.io.IOException notYet) {
+          Thread.sleep(50);
+        }
+      }
+      process.destroyForcibly();
+      throw new IllegalStateException("nginx did not start; see " + dir.resolve("error.log"));
+    }
+
+    /** CPU seconds of the master and its workers. */
+    double cpuSeconds() throws java.io.IOException {
+      long master = process.pid();
+      double total = Proc.cpuSeconds(master);
+      try (var procs = Files.list(Path.of("/proc"))) {
+        for (Path p : procs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+          try {
+            String stat = Files.readString(p.resolve("stat"));
+            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            if (Long.parseLong(fields[1]) == master) {
+              total += Proc.cpuSeconds(Long.parseLong(p.getFileName().toString()));
+            }
+          } catch (java.io.IOException | RuntimeException gone) {
+            // the process ended between list and read
+          }
+        }
+      }
+      return total;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      process.destroy();
+      process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+      process.destroyForcibly();
+    }
+  }
+}

@@ -1,0 +1,102 @@
+package dev.warehouse.bench.stack;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The system as the benchmark runs it: moto through our launcher, one inventory-service, one
+ * order-service and the gateway, each a separate JVM from its runnable jar, services at -Xmx256m.
+ */
+public final class Stack implements AutoCloseable {
+
+  public final Path root;
+  public final URI motoEndpoint;
+  public final String table;
+  public final Proc inventory;
+  public final Proc orders;
+  public final Proc gateway;
+  /** Milliseconds from launch to SERVING, per process, and for the whole stack. */
+  public final Map<String, Long> startupMs = new LinkedHashMap<>();
+  private final Process moto;
+  private final List<Proc> procs = new ArrayList<>();
+
+  private Stack(Path root, Process moto, URI motoEndpoint, String table, Proc inventory, Proc orders, Proc gateway) {
+    this.root = root;
+    this.moto = moto;
+    this.motoEndpoint = motoEndpoint;
+    this.table = table;
+    this.inventory = inventory;
+    this.orders = orders;
+    this.gateway = gateway;
+  }
+
+  /** Starts moto through the serializing launcher on a free port and returns it with its endpoint. */
+  public static Map.Entry<Process, URI> startMoto(Path root) throws IOException {
+    Process moto = new ProcessBuilder(System.getenv().getOrDefault("MOTO_PYTHON", "python3"),
+        root.resolve("tools/moto/serialized_moto_server.py").toString(), "--port", "0")
+        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    String line = new BufferedReader(new InputStreamReader(moto.getInputStream(), StandardCharsets.UTF_8)).readLine();
+    if (line == null || !line.startsWith("moto listening on ")) {
+      moto.destroyForcibly();
+      throw new IllegalStateException("moto did not start: pip install 'moto[server]'");
+    }
+    return Map.entry(moto, URI.create(line.substring("moto listening on ".length()).trim()));
+  }
+
+  /** Starts everything, the services on {@code table} (created at start-up), and waits until all serve. */
+  public static Stack start(Path root, String table) throws Exception {
+    Map.Entry<Process, URI> moto = startMoto(root);
+    Path logs = root.resolve("target/bench-logs");
+    String key = Base64.getEncoder().encodeToString("bench-only-page-token-key-32-byt".getBytes(StandardCharsets.US_ASCII));
+    Map<String, String> serviceEnv = Map.of("DYNAMODB_ENDPOINT", moto.getValue().toString(), "TABLE_NAME", table,
+        "TABLE_AUTO_CREATE", "true", "PAGE_TOKEN_KEY", key);
+    long launched = System.nanoTime();
+    Proc inventory = java(root, logs, "inventory-service", serviceEnv);
+    Proc orders = java(root, logs, "order-service", serviceEnv);
+    Stack stack = new Stack(root, moto.getKey(), moto.getValue(), table, inventory, orders, null);
+    stack.startupMs.put("inventory-service", inventory.awaitServing(120_000));
+    stack.startupMs.put("order-service", orders.awaitServing(120_000));
+    Proc gateway = java(root, logs, "gateway", Map.of(
+        "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort));
+    Stack started = new Stack(root, moto.getKey(), moto.getValue(), table, inventory, orders, gateway);
+    started.startupMs.putAll(stack.startupMs);
+    started.startupMs.put("gateway", gateway.awaitServing(120_000));
+    started.startupMs.put("whole stack", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched));
+    started.procs.addAll(List.of(gateway, orders, inventory));
+    return started;
+  }
+
+  /** A JVM of the project: {@code java -Xmx256m -jar MODULE/target/MODULE.jar} on free ports. */
+  public static Proc java(Path root, Path logs, String module, Map<String, String> env) throws IOException {
+    int grpc = Proc.freePort();
+    int metrics = Proc.freePort();
+    Map<String, String> all = new LinkedHashMap<>(env);
+    all.put("GRPC_PORT", Integer.toString(grpc));
+    all.put("METRICS_PORT", Integer.toString(metrics));
+    return Proc.start(module, List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+        "-jar", root.resolve(module).resolve("target").resolve(module + ".jar").toString()), all, logs, grpc, metrics);
+  }
+
+  public List<Proc> processes() {
+    return List.copyOf(procs);
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (Proc p : procs) {
+      p.close();
+    }
+    moto.destroy();
+    moto.waitFor(10, TimeUnit.SECONDS);
+  }
+}
