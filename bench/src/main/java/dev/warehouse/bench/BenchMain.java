@@ -45,6 +45,8 @@ public final class BenchMain {
       return;
     }
     boolean quick = List.of(args).contains("--quick");
+    int onlyAt = List.of(args).indexOf("--only");
+    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5");
     int out = List.of(args).indexOf("--out");
     Path root = Path.of(System.getProperty("project.root", ".")).toAbsolutePath().normalize();
     Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
@@ -53,31 +55,47 @@ public final class BenchMain {
     Report report = new Report();
     Map<String, List<Long>> startups = new LinkedHashMap<>();
 
-    log("scenario 1 (layer overhead) and 3 (cost flatness)");
-    try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
-        DynamoDbAsyncClient dynamo = client(stack.motoEndpoint)) {
-      record(startups, stack);
-      DataSet data = new DataSet(settings.dataItems());
-      data.load(dynamo, stack.table);
-      LayerOverhead.run(stack, data, dynamo, settings, report);
-      log("scenario 3 (cost flatness)");
-      CostFlatness.run(dynamo, settings, report);
+    if (only.contains("1") || only.contains("3") || only.contains("5")) {
+      log("scenario 1 (layer overhead) and 3 (cost flatness)");
+      try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
+          DynamoDbAsyncClient dynamo = client(stack.motoEndpoint)) {
+        record(startups, stack);
+        DataSet data = new DataSet(settings.dataItems());
+        data.load(dynamo, stack.table);
+        if (only.contains("1")) {
+          LayerOverhead.run(stack, data, dynamo, settings, report);
+        }
+        if (only.contains("3")) {
+          log("scenario 3 (cost flatness)");
+          CostFlatness.run(dynamo, settings, report);
+        }
+      }
     }
-    log("scenario 4 (sustained load, " + settings.sustained().toSeconds() + " s)");
-    try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
-        DynamoDbAsyncClient dynamo = client(stack.motoEndpoint)) {
-      record(startups, stack);
-      DataSet data = new DataSet(settings.dataItems());
-      data.load(dynamo, stack.table);
-      SustainedLoad.run(stack, data, settings, report);
+    if (only.contains("4") || only.contains("5")) {
+      log("scenario 4 (sustained load, " + settings.sustained().toSeconds() + " s)");
+      try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
+          DynamoDbAsyncClient dynamo = client(stack.motoEndpoint)) {
+        record(startups, stack);
+        DataSet data = new DataSet(settings.dataItems());
+        data.load(dynamo, stack.table);
+        if (only.contains("4")) {
+          SustainedLoad.run(stack, data, settings, report);
+        }
+      }
     }
-    log("scenario 5 (start-up), third start");
-    try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID())) {
-      record(startups, stack);
+    if (only.contains("5")) {
+      log("scenario 5 (start-up), third start");
+      try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID())) {
+        record(startups, stack);
+      }
     }
-    log("scenario 2 (gateway against nginx)");
-    ProxyComparison.run(root, settings, report);
-    startup(report, startups);
+    if (only.contains("2")) {
+      log("scenario 2 (gateway against nginx)");
+      ProxyComparison.run(root, settings, report);
+    }
+    if (only.contains("5")) {
+      startup(report, startups);
+    }
 
     Duration took = Duration.between(started, Instant.now());
     report.data("took_seconds", took.toSeconds());

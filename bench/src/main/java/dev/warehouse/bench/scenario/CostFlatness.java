@@ -28,11 +28,16 @@ public final class CostFlatness {
 
   private static final List<Op> ROUTES = List.of(Op.A1, Op.A2, Op.A3, Op.A4, Op.A5, Op.A6);
   private static final int REQUESTS = 20;
+  private static final String NAIVE = "A4 naive: Scan + filter";
 
   private CostFlatness() {}
 
-  /** Cost of one route at one size: averages per request. */
-  record Cost(double examinedPerReturned, double readUnitsPerRequest, double returnedPerRequest) {}
+  /** Cost of one route at one table size: averages per request. */
+  public record Cost(double examinedPerRequest, double returnedPerRequest, double readUnitsPerRequest) {
+    double examinedPerReturned() {
+      return returnedPerRequest == 0 ? Double.NaN : examinedPerRequest / returnedPerRequest;
+    }
+  }
 
   public static void run(DynamoDbAsyncClient dynamo, Settings settings, Report report) throws Exception {
     Map<Integer, Map<String, Cost>> costs = new LinkedHashMap<>();
@@ -61,30 +66,31 @@ public final class CostFlatness {
             units += units(query.consumedCapacity());
           }
         }
-        bySize.put(op.toString(), new Cost(returned == 0 ? Double.NaN : examined / returned, units / REQUESTS, returned / REQUESTS));
+        bySize.put(op.toString(), new Cost(examined / REQUESTS, returned / REQUESTS, units / REQUESTS));
       }
       long[] scan = target.scanForWarehouse(0).join();
-      bySize.put("A4 naive: Scan + filter", new Cost(scan[1] == 0 ? Double.NaN : scan[0] / (double) scan[1], scan[2] / 10.0, scan[1]));
+      bySize.put(NAIVE, new Cost(scan[0], scan[1], scan[2] / 10.0));
       costs.put(data.items(), bySize);
       dynamo.deleteTable(b -> b.tableName(table)).join();
     }
 
     List<String> headers = new ArrayList<>(List.of("Route"));
-    costs.keySet().forEach(n -> headers.add(n + " items: examined per returned, RCU per request"));
+    costs.keySet().forEach(n -> headers.add(n + " items: examined / returned / RCU, per request"));
     List<List<String>> rows = new ArrayList<>();
     for (String route : costs.values().iterator().next().keySet()) {
       List<String> row = new ArrayList<>(List.of(route));
       costs.values().forEach(bySize -> {
         Cost c = bySize.get(route);
-        row.add(num(c.examinedPerReturned()) + ", " + num(c.readUnitsPerRequest()));
+        row.add(num(c.examinedPerRequest()) + " / " + num(c.returnedPerRequest()) + " / " + num(c.readUnitsPerRequest()));
       });
       rows.add(row);
     }
     List<Integer> sizes = new ArrayList<>(costs.keySet());
     Map<String, Cost> smallest = costs.get(sizes.get(0));
     Map<String, Cost> largest = costs.get(sizes.get(sizes.size() - 1));
-    boolean flat = ROUTES.stream().allMatch(op -> largest.get(op.toString()).examinedPerReturned()
-        <= smallest.get(op.toString()).examinedPerReturned() * 1.01 + 1e-9);
+    boolean flat = ROUTES.stream().allMatch(op -> largest.get(op.toString()).examinedPerRequest()
+            <= smallest.get(op.toString()).examinedPerRequest() * 1.01 + 1e-9
+        && largest.get(op.toString()).examinedPerReturned() <= 1.0 + 1e-9);
     report.heading("3. Cost flatness")
         .paragraph("Tables of " + sizes + " items (a quarter serial items, a quarter stock records, half order "
             + "copies), each route called " + REQUESTS + " times directly through the AWS SDK with "
@@ -94,12 +100,16 @@ public final class CostFlatness {
             + "(every page) with a filter on the warehouse. Loading took " + loadSeconds + " s (BatchWriteItem).")
         .table(headers, rows)
         .table(List.of("Target", "Measured", "Met"), List.of(List.of(
-            "every route's items examined per item returned stays flat as the table grows", flat ? "flat" : "grows",
+            "every route examines only what it returns, and no more as the table grows", flat ? "flat, 1 per item returned" : "grows",
             flat ? "yes" : "no")))
-        .paragraph("What it shows: every route reads only what it returns (one item per item returned), whatever "
-            + "the table's size; the Scan's cost grows with the table (" + num(smallest.get("A4 naive: Scan + filter").examinedPerReturned())
-            + " → " + num(largest.get("A4 naive: Scan + filter").examinedPerReturned()) + " items examined per item returned), "
-            + "while what it returns does not. Capacity units come from moto's model of DynamoDB's billing.")
+        .paragraph("What it shows: every route examines exactly the items it returns (a page of at most 25, plus the "
+            + "one that tells whether another page follows), whatever the table's size. The Scan examines the whole "
+            + "table for every request (" + num(smallest.get(NAIVE).examinedPerRequest()) + " → "
+            + num(largest.get(NAIVE).examinedPerRequest()) + " items) to return " + num(smallest.get(NAIVE).examinedPerReturned())
+            + " → " + num(largest.get(NAIVE).examinedPerReturned()) + " times fewer: the filter shortens the answer, not "
+            + "the walk. RCU are as moto reports them: it bills a flat 0.5 per GetItem and 1 per Query or Scan page "
+            + "regardless of size, so on real DynamoDB the Scan's RCU would grow with the bytes it reads (about one "
+            + "RCU per 4 KB examined) while the routes' stay those of one page.")
         .data("cost_flatness", costs);
   }
 

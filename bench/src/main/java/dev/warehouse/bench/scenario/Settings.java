@@ -17,11 +17,11 @@ public record Settings(
 
   public static Settings full() {
     return new Settings(2, Duration.ofSeconds(1), Duration.ofSeconds(4), 100, 1000, 32,
-        List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 4_000);
+        List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400);
   }
 
   public static Settings quick() {
     return new Settings(1, Duration.ofMillis(300), Duration.ofSeconds(1), 50, 200, 8,
-        List.of(200, 2_000), Duration.ofSeconds(10), 1_000);
+        List.of(200, 2_000), Duration.ofSeconds(10), 400);
   }
 }

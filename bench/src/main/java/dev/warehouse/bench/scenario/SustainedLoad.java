@@ -121,7 +121,7 @@ public final class SustainedLoad {
           .paragraph("What limits it: the emulator. moto handles one request at a time, and each PlaceOrder copies "
               + "the whole table inside moto (a transaction's rollback copy), so its cost grows with every order "
               + "placed during the run; the JVMs idle at a fraction of a core meanwhile.")
-          .data("sustained", Map.of("rate", rate, "probe", probe, "summary", sustained, "windows", windows,
+          .data("sustained", Map.of("rate", rate, "probe", probe, "summary", sustained, "windows", windows.stream().map(w -> Map.of("second", w[0], "p99_ms", w[1], "requests", w[2])).toList(),
               "memory_start", json(memoryStart), "memory_end", json(memoryEnd), "gc_pause_max_seconds", gcMax[0]));
     }
   }
