@@ -2,6 +2,7 @@ package dev.warehouse.gateway;
 
 import dev.warehouse.gateway.backend.Backend;
 import dev.warehouse.gateway.backend.BackendHealthMonitor;
+import dev.warehouse.gateway.backend.EventLoops;
 import dev.warehouse.gateway.backend.ForwardingService;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.InventoryServiceProto;
@@ -14,6 +15,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -36,12 +38,15 @@ public final class GatewayProcess implements AutoCloseable {
   private final MetricsServer metrics;
   private final List<Backend> backends;
   private final BackendHealthMonitor monitor;
+  private final EventLoopGroup eventLoops;
 
-  private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends, BackendHealthMonitor monitor) {
+  private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends, BackendHealthMonitor monitor,
+      EventLoopGroup eventLoops) {
     this.server = server;
     this.metrics = metrics;
     this.backends = backends;
     this.monitor = monitor;
+    this.eventLoops = eventLoops;
   }
 
   public static GatewayProcess start(GatewayConfig config) throws IOException {
@@ -59,14 +64,20 @@ public final class GatewayProcess implements AutoCloseable {
         .build());
     TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(registry);
 
+    EventLoopGroup eventLoops = EventLoops.group(Runtime.getRuntime().availableProcessors());
     Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
-        config.inventoryAddresses(), circuits.circuitBreaker("inventory-service"), config.defaultDeadline(), registry);
+        config.inventoryAddresses(), circuits.circuitBreaker("inventory-service"), config.defaultDeadline(), registry,
+        eventLoops);
     Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
-        config.orderAddresses(), circuits.circuitBreaker("order-service"), config.defaultDeadline(), registry);
+        config.orderAddresses(), circuits.circuitBreaker("order-service"), config.defaultDeadline(), registry, eventLoops);
 
-    // Forwarding never blocks: the netty event loop hands each call straight to its backend call.
+    // Forwarding never blocks: the event loop hands each call straight to its backend call.
     ServiceServer server = new ServiceServer(
-        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort())).directExecutor(),
+        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort()))
+            .bossEventLoopGroup(eventLoops)
+            .workerEventLoopGroup(eventLoops)
+            .channelType(EventLoops.serverChannel())
+            .directExecutor(),
         List.of(new ForwardingService(InventoryServiceGrpc.getServiceDescriptor(), inventory),
             new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders)),
         List.of(new MetricCollectingServerInterceptor(registry)),
@@ -76,7 +87,7 @@ public final class GatewayProcess implements AutoCloseable {
     MetricsServer metrics = MetricsServer.start(config.metricsPort(), registry);
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor);
+    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, eventLoops);
   }
 
   public int grpcPort() {
@@ -97,6 +108,7 @@ public final class GatewayProcess implements AutoCloseable {
     server.stop();
     monitor.close();
     backends.forEach(Backend::close);
+    eventLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
     metrics.close();
     log.info("event=stopped service=gateway");
   }

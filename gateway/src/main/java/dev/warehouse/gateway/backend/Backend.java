@@ -12,6 +12,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
@@ -33,13 +34,16 @@ public final class Backend implements AutoCloseable {
   private final Duration defaultDeadline;
 
   public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, List<String> addresses,
-      CircuitBreaker circuitBreaker, Duration defaultDeadline, MeterRegistry meters) {
+      CircuitBreaker circuitBreaker, Duration defaultDeadline, MeterRegistry meters, EventLoopGroup eventLoops) {
     StaticAddressResolverProvider.register();
     this.serviceName = service.getFullName();
     this.circuitBreaker = circuitBreaker;
     this.defaultDeadline = defaultDeadline;
     this.channel = NettyChannelBuilder.forTarget(StaticAddressResolverProvider.target(addresses))
         .usePlaintext()
+        .eventLoopGroup(eventLoops)
+        .channelType(EventLoops.clientChannel())
+        .directExecutor()
         .defaultServiceConfig(BackendServiceConfig.of(service))
         .enableRetry()
         .maxRetryAttempts(BackendServiceConfig.MAX_ATTEMPTS)
