@@ -127,7 +127,7 @@ public final class BenchMain {
 
   private static DynamoDbAsyncClient client(URI endpoint) {
     return DynamoClients.create(new ServiceConfig("bench", 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
-        "unused", false, Optional.empty(), Duration.ofSeconds(60), Duration.ofSeconds(1)), List.of());
+        "unused", false, Optional.empty(), Duration.ofMinutes(5), Duration.ofSeconds(1)), List.of());
   }
 
   private static String preamble(Path root, Duration took, boolean quick) throws IOException {

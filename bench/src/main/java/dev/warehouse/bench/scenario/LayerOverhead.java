@@ -42,7 +42,7 @@ public final class LayerOverhead {
       for (int round = 0; round < settings.rounds(); round++) {
         for (Op op : OPS) {
           // PlaceOrder grows the table, and moto copies the whole table in each transaction: keep it slower.
-          double rate = op == Op.PLACE_ORDER ? settings.layerRate() / 4 : settings.layerRate();
+          double rate = op == Op.PLACE_ORDER ? settings.layerRate() / 3 : settings.layerRate();
           for (String layer : LAYERS) {
             Summary s = OpenLoop.run(op + " via " + layer, targets.get(layer).call(op, i -> keys.next()), rate,
                 settings.warmup(), settings.measure(), null);
@@ -78,7 +78,7 @@ public final class LayerOverhead {
     }
     report.heading("1. Layer overhead")
         .paragraph("Each operation at " + (int) settings.layerRate() + " requests/s (PlaceOrder at "
-            + (int) (settings.layerRate() / 4) + "/s), open loop, " + settings.measure().toSeconds()
+            + (int) (settings.layerRate() / 3) + "/s), open loop, " + settings.measure().toSeconds()
             + " s measured after " + settings.warmup().toMillis() + " ms of warm-up, against DynamoDB directly (the same "
             + "key lookup through the AWS SDK), the service, and the gateway, interleaved; medians of "
             + settings.rounds() + " rounds. Latencies in ms, p50 / p99.")

@@ -49,7 +49,7 @@ public final class ProxyComparison {
       Map<String, List<Summary>> latency = new LinkedHashMap<>();
       Map<String, List<Summary>> throughput = new LinkedHashMap<>();
       Map<String, List<Double>> perCore = new LinkedHashMap<>();
-      for (int round = 0; round < settings.rounds() + 1; round++) {
+      for (int round = 0; round < settings.rounds(); round++) {
         for (String route : ROUTES) {
           try (GrpcTarget target = new GrpcTarget(route, addresses.get(route), addresses.get(route), data)) {
             latency.computeIfAbsent(route, r -> new ArrayList<>()).add(OpenLoop.run(route, target.call(Op.A1, i -> 0),
@@ -86,7 +86,7 @@ public final class ProxyComparison {
               + "`worker_processes auto`, upstream keepalive). Latency: open loop at " + (int) settings.proxyRate()
               + " requests/s; throughput: closed loop with " + settings.proxyConcurrency() + " concurrent callers; "
               + "throughput per core = requests served / CPU-seconds the proxy process used (for `direct`: the "
-              + "stand-in's own). Medians of " + (settings.rounds() + 1) + " rounds; latencies in ms, p50 / p99.")
+              + "stand-in's own). Medians of " + settings.rounds() + " rounds; latencies in ms, p50 / p99.")
           .table(List.of("Route", "Latency", "Added vs direct", "Throughput (req/s)", "Req per CPU-second of the proxy", "Errors"), rows)
           .table(List.of("Target", "Measured", "Met"), List.of(List.of("gateway at least as fast as nginx (req per CPU-second)",
               num(rpsPerCore.get("gateway")) + " vs " + num(rpsPerCore.get("nginx")), met ? "yes" : "no")))

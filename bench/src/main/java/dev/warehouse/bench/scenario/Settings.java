@@ -16,7 +16,7 @@ public record Settings(
     int dataItems) {
 
   public static Settings full() {
-    return new Settings(2, Duration.ofSeconds(1), Duration.ofSeconds(4), 100, 1000, 32,
+    return new Settings(2, Duration.ofSeconds(1), Duration.ofSeconds(4), 30, 1000, 32,
         List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400);
   }
 

@@ -58,7 +58,7 @@ public final class SustainedLoad {
     try (GrpcTarget gateway = new GrpcTarget("gateway", "127.0.0.1:" + stack.gateway.grpcPort,
         "127.0.0.1:" + stack.gateway.grpcPort, data)) {
       Call mix = mix(gateway, data);
-      Summary probe = ClosedLoop.run("probe", mix, 8, settings.warmup(), Duration.ofSeconds(Math.min(10, settings.sustained().toSeconds())));
+      Summary probe = ClosedLoop.run("probe", mix, 8, settings.warmup(), Duration.ofSeconds(Math.min(6, settings.sustained().toSeconds())));
       double rate = Math.max(10, Math.floor(probe.throughput() * LOAD_FACTOR));
 
       Map<String, long[]> memoryStart = memory(stack);
