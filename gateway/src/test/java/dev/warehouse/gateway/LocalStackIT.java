@@ -25,6 +25,7 @@ import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import dev.warehouse.runtime.testing.MetricsScrape;
 import dev.warehouse.runtime.testing.MotoServer;
+import dev.warehouse.runtime.testing.Reflection;
 import dev.warehouse.runtime.testing.Statuses;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -33,10 +34,8 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.reflection.v1.ServerReflectionGrpc;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
-import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -176,27 +175,10 @@ class LocalStackIT {
   @Test
   @org.junit.jupiter.api.Order(4)
   void reflectionAndHealth_onTheGateway() throws Exception {
-    CompletableFuture<ServerReflectionResponse> listed = new CompletableFuture<>();
-    StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc.newStub(channel)
-        .serverReflectionInfo(new StreamObserver<>() {
-          @Override
-          public void onNext(ServerReflectionResponse value) {
-            listed.complete(value);
-          }
-
-          @Override
-          public void onError(Throwable t) {
-            listed.completeExceptionally(t);
-          }
-
-          @Override
-          public void onCompleted() {}
-        });
-    requests.onNext(ServerReflectionRequest.newBuilder().setListServices("").build());
-    assertThat(listed.get(10, TimeUnit.SECONDS).getListServicesResponse().getServiceList())
+    ServerReflectionResponse listed = Reflection.ask(channel, ServerReflectionRequest.newBuilder().setListServices("").build());
+    assertThat(listed.getListServicesResponse().getServiceList())
         .extracting(s -> s.getName())
         .contains("warehouse.inventory.v1.InventoryService", "warehouse.order.v1.OrderService", "grpc.health.v1.Health");
-    requests.onCompleted();
 
     assertThat(health("warehouse.inventory.v1.InventoryService")).isEqualTo(ServingStatus.SERVING);
     assertThat(health("warehouse.order.v1.OrderService")).isEqualTo(ServingStatus.SERVING);

@@ -9,14 +9,10 @@ import dev.warehouse.routing.v1.Route;
 import dev.warehouse.routing.v1.RouteProto;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import dev.warehouse.runtime.testing.Reflection;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.reflection.v1.ServerReflectionGrpc;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
-import io.grpc.stub.StreamObserver;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -77,30 +73,6 @@ class ReflectionAndHealthTest {
   }
 
   private static ServerReflectionResponse reflect(ServerReflectionRequest request) throws Exception {
-    CompletableFuture<List<ServerReflectionResponse>> done = new CompletableFuture<>();
-    List<ServerReflectionResponse> responses = new ArrayList<>();
-    StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc.newStub(inventory.channel)
-        .withDeadlineAfter(5, TimeUnit.SECONDS)
-        .serverReflectionInfo(new StreamObserver<>() {
-          @Override
-          public void onNext(ServerReflectionResponse value) {
-            responses.add(value);
-          }
-
-          @Override
-          public void onError(Throwable t) {
-            done.completeExceptionally(t);
-          }
-
-          @Override
-          public void onCompleted() {
-            done.complete(responses);
-          }
-        });
-    requests.onNext(request);
-    requests.onCompleted();
-    List<ServerReflectionResponse> all = done.get(5, TimeUnit.SECONDS);
-    assertThat(all).hasSize(1);
-    return all.get(0);
+    return Reflection.ask(inventory.channel, request);
   }
 }
