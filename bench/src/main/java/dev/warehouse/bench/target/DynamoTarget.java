@@ -1,0 +1,131 @@
+package dev.warehouse.bench.target;
+
+import static dev.warehouse.bench.data.DataSet.customer;
+import static dev.warehouse.bench.data.DataSet.order;
+import static dev.warehouse.bench.data.DataSet.product;
+import static dev.warehouse.bench.data.DataSet.serial;
+import static dev.warehouse.bench.data.DataSet.warehouse;
+import static dev.warehouse.bench.data.DataSet.warehouseOf;
+
+import dev.warehouse.bench.data.DataSet;
+import dev.warehouse.bench.load.Call;
+import dev.warehouse.inventory.store.InventoryItems;
+import dev.warehouse.inventory.store.InventoryKeys;
+import dev.warehouse.order.domain.Money;
+import dev.warehouse.order.domain.Order;
+import dev.warehouse.order.domain.OrderStatus;
+import dev.warehouse.order.store.OrderItems;
+import dev.warehouse.order.store.OrderKeys;
+import dev.warehouse.runtime.dynamo.SingleTable;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.LongToIntFunction;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
+import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
+import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
+
+/**
+ * The same key lookups the services make, straight through the AWS SDK: the floor under every layer.
+ * Requests ask for consumed capacity, so the cost scenario can read it from the responses.
+ */
+public final class DynamoTarget implements Target {
+
+  private final DynamoDbAsyncClient dynamo;
+  private final String table;
+  private final DataSet data;
+
+  public DynamoTarget(DynamoDbAsyncClient dynamo, String table, DataSet data) {
+    this.dynamo = dynamo;
+    this.table = table;
+    this.data = data;
+  }
+
+  @Override
+  public String name() {
+    return "dynamodb";
+  }
+
+  @Override
+  public Call call(Op op, LongToIntFunction key) {
+    return switch (op) {
+      case A1 -> i -> get(InventoryItems.serialKey(serial(key.applyAsInt(i) % data.serials)));
+      case A2 -> i -> {
+        int p = key.applyAsInt(i) % data.products;
+        return get(InventoryItems.inventoryKey(product(p), warehouseOf(p, 0)));
+      };
+      case A3 -> i -> query(null, SingleTable.PK, SingleTable.SK, InventoryKeys.productPk(product(key.applyAsInt(i) % data.products)),
+          InventoryKeys.warehousesPrefix(), true);
+      case A4 -> i -> query(SingleTable.GSI1, SingleTable.GSI1_PK, SingleTable.GSI1_SK,
+          InventoryKeys.warehouseGsiPk(warehouse(key.applyAsInt(i) % DataSet.WAREHOUSES)), InventoryKeys.productsPrefix(), true);
+      case A5 -> i -> query(null, SingleTable.PK, SingleTable.SK, OrderKeys.customerPk(customer(key.applyAsInt(i) % data.customers)),
+          OrderKeys.corridorPrefix(""), false);
+      case A6 -> i -> get(OrderItems.directKey(order(key.applyAsInt(i) % data.customers, 0)));
+      case PLACE_ORDER -> i -> placeOrder(customer(key.applyAsInt(i) % data.customers));
+      case UPDATE_STATUS -> throw new UnsupportedOperationException("status changes are measured through the services");
+    };
+  }
+
+  /** The naive alternative to A4: scan the whole table, filtering on the warehouse. The baseline of the cost scenario. */
+  public CompletableFuture<long[]> scanForWarehouse(int w) {
+    return scanPage(w, null, new long[3]);
+  }
+
+  /** Accumulates {scanned, returned, capacity units x 10} over every page of the scan. */
+  private CompletableFuture<long[]> scanPage(int w, Map<String, AttributeValue> start, long[] totals) {
+    ScanRequest.Builder scan = ScanRequest.builder().tableName(table)
+        .filterExpression("#pk = :pk")
+        .expressionAttributeNames(Map.of("#pk", SingleTable.GSI1_PK))
+        .expressionAttributeValues(Map.of(":pk", AttributeValue.fromS(InventoryKeys.warehouseGsiPk(warehouse(w)))))
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL);
+    if (start != null) {
+      scan.exclusiveStartKey(start);
+    }
+    return dynamo.scan(scan.build()).thenCompose(page -> {
+      totals[0] += page.scannedCount();
+      totals[1] += page.count();
+      totals[2] += page.consumedCapacity() == null ? 0 : Math.round(page.consumedCapacity().capacityUnits() * 10);
+      return page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty()
+          ? scanPage(w, page.lastEvaluatedKey(), totals) : CompletableFuture.completedFuture(totals);
+    });
+  }
+
+  private CompletableFuture<?> get(Map<String, AttributeValue> key) {
+    return dynamo.getItem(b -> b.tableName(table).key(key).returnConsumedCapacity(ReturnConsumedCapacity.TOTAL));
+  }
+
+  /** One page of 25, read as the services read it: 26 items, to know whether another page follows. */
+  private CompletableFuture<?> query(String index, String pkName, String skName, String pk, String prefix, boolean forward) {
+    return dynamo.query(QueryRequest.builder().tableName(table).indexName(index)
+        .keyConditionExpression("#pk = :pk AND begins_with(#sk, :prefix)")
+        .expressionAttributeNames(Map.of("#pk", pkName, "#sk", skName))
+        .expressionAttributeValues(Map.of(":pk", AttributeValue.fromS(pk), ":prefix", AttributeValue.fromS(prefix)))
+        .scanIndexForward(forward)
+        .limit(26)
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .build());
+  }
+
+  private CompletableFuture<?> placeOrder(String customerId) {
+    Instant now = Instant.now();
+    Order order = new Order("B-" + UUID.randomUUID(), customerId, LocalDate.parse("2026-12-02"), OrderStatus.PLACED,
+        new Money("EUR", 25, 0), 1, now, now);
+    Map<String, AttributeValue> request = Map.of(
+        SingleTable.PK, AttributeValue.fromS(OrderKeys.customerPk(customerId)),
+        SingleTable.SK, AttributeValue.fromS(OrderKeys.requestSk(UUID.randomUUID().toString())),
+        "order_id", AttributeValue.fromS(order.orderId()));
+    return dynamo.transactWriteItems(b -> b
+        .transactItems(putIfAbsent(OrderItems.corridorItem(order)), putIfAbsent(OrderItems.directItem(order)), putIfAbsent(request))
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL));
+  }
+
+  private TransactWriteItem putIfAbsent(Map<String, AttributeValue> item) {
+    return TransactWriteItem.builder().put(p -> p.tableName(table).item(item)
+        .conditionExpression("attribute_not_exists(#pk)").expressionAttributeNames(Map.of("#pk", SingleTable.PK))).build();
+  }
+}

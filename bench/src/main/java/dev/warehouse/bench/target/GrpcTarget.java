@@ -1,0 +1,132 @@
+package dev.warehouse.bench.target;
+
+import static dev.warehouse.bench.data.DataSet.customer;
+import static dev.warehouse.bench.data.DataSet.order;
+import static dev.warehouse.bench.data.DataSet.product;
+import static dev.warehouse.bench.data.DataSet.serial;
+import static dev.warehouse.bench.data.DataSet.warehouse;
+import static dev.warehouse.bench.data.DataSet.warehouseOf;
+
+import com.google.type.Money;
+import dev.warehouse.bench.data.DataSet;
+import dev.warehouse.bench.load.Call;
+import dev.warehouse.inventory.v1.GetProductInventoryRequest;
+import dev.warehouse.inventory.v1.GetSerialItemRequest;
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
+import dev.warehouse.inventory.v1.ListWarehouseProductsRequest;
+import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.ListCustomerOrdersRequest;
+import dev.warehouse.order.v1.OrderServiceGrpc;
+import dev.warehouse.order.v1.OrderStatus;
+import dev.warehouse.order.v1.PlaceOrderRequest;
+import dev.warehouse.order.v1.UpdateOrderStatusRequest;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongToIntFunction;
+
+/** Calls through gRPC: the gateway, or one service (or a stand-in) directly. */
+public final class GrpcTarget implements Target, AutoCloseable {
+
+  private static final OrderStatus[] STEPS = {
+      OrderStatus.ORDER_STATUS_PAID, OrderStatus.ORDER_STATUS_SHIPPED, OrderStatus.ORDER_STATUS_DELIVERED};
+
+  private final String name;
+  private final ManagedChannel inventoryChannel;
+  private final ManagedChannel orderChannel;
+  private final InventoryServiceGrpc.InventoryServiceStub inventory;
+  private final OrderServiceGrpc.OrderServiceStub orders;
+  private final DataSet data;
+  private final AtomicLong statusChanges = new AtomicLong();
+
+  /** {@code inventoryAddress} and {@code orderAddress} may be the same (the gateway). */
+  public GrpcTarget(String name, String inventoryAddress, String orderAddress, DataSet data) {
+    this.name = name;
+    this.data = data;
+    this.inventoryChannel = NettyChannelBuilder.forTarget(inventoryAddress).usePlaintext().build();
+    this.orderChannel = orderAddress.equals(inventoryAddress) ? inventoryChannel
+        : NettyChannelBuilder.forTarget(orderAddress).usePlaintext().build();
+    this.inventory = InventoryServiceGrpc.newStub(inventoryChannel);
+    this.orders = OrderServiceGrpc.newStub(orderChannel);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public Call call(Op op, LongToIntFunction key) {
+    return switch (op) {
+      case A1 -> i -> GrpcTarget.<dev.warehouse.inventory.v1.SerialItem>unary(o -> inventory().getSerialItem(GetSerialItemRequest.newBuilder()
+          .setSerialNumber(serial(key.applyAsInt(i) % data.serials)).build(), o));
+      case A2 -> i -> {
+        int p = key.applyAsInt(i) % data.products;
+        return GrpcTarget.<dev.warehouse.inventory.v1.ProductInventory>unary(o -> inventory().getProductInventory(GetProductInventoryRequest.newBuilder()
+            .setProductId(product(p)).setWarehouseId(warehouseOf(p, 0)).build(), o));
+      };
+      case A3 -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListProductWarehousesResponse>unary(o -> inventory().listProductWarehouses(ListProductWarehousesRequest.newBuilder()
+          .setProductId(product(key.applyAsInt(i) % data.products)).build(), o));
+      case A4 -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListWarehouseProductsResponse>unary(o -> inventory().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder()
+          .setWarehouseId(warehouse(key.applyAsInt(i) % DataSet.WAREHOUSES)).setPageSize(25).build(), o));
+      case A5 -> i -> GrpcTarget.<dev.warehouse.order.v1.ListCustomerOrdersResponse>unary(o -> orders().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
+          .setCustomerId(customer(key.applyAsInt(i) % data.customers)).build(), o));
+      case A6 -> i -> GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().getOrder(GetOrderRequest.newBuilder()
+          .setOrderId(order(key.applyAsInt(i) % data.customers, 0)).build(), o));
+      case PLACE_ORDER -> i -> GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().placeOrder(PlaceOrderRequest.newBuilder()
+          .setCustomerId(customer(key.applyAsInt(i) % data.customers))
+          .setOrderId("B-" + UUID.randomUUID()).setOrderDate("2026-12-02")
+          .setTotal(Money.newBuilder().setCurrencyCode("EUR").setUnits(25))
+          .setRequestId(UUID.randomUUID().toString()).build(), o));
+      case UPDATE_STATUS -> i -> {
+        // Each loaded order walks PAID, SHIPPED, DELIVERED; consecutive changes touch different orders.
+        long n = statusChanges.getAndIncrement();
+        long orderCount = (long) data.customers * DataSet.ORDERS_PER_CUSTOMER;
+        int index = (int) (n % orderCount);
+        OrderStatus next = STEPS[(int) Math.min(STEPS.length - 1, n / orderCount)];
+        return GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().updateOrderStatus(UpdateOrderStatusRequest.newBuilder()
+            .setOrderId(order(index / DataSet.ORDERS_PER_CUSTOMER, index % DataSet.ORDERS_PER_CUSTOMER))
+            .setStatus(next).build(), o));
+      };
+    };
+  }
+
+  private InventoryServiceGrpc.InventoryServiceStub inventory() {
+    return inventory.withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
+
+  private OrderServiceGrpc.OrderServiceStub orders() {
+    return orders.withDeadlineAfter(10, TimeUnit.SECONDS);
+  }
+
+  /** Adapts an async stub call to a future. */
+  static <T> CompletableFuture<T> unary(java.util.function.Consumer<StreamObserver<T>> call) {
+    CompletableFuture<T> future = new CompletableFuture<>();
+    call.accept(new StreamObserver<>() {
+      @Override
+      public void onNext(T value) {
+        future.complete(value);
+      }
+
+      @Override
+      public void onError(Throwable t) {
+        future.completeExceptionally(t);
+      }
+
+      @Override
+      public void onCompleted() {}
+    });
+    return future;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    inventoryChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    orderChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+  }
+}
