@@ -104,7 +104,10 @@ public final class SustainedLoad {
           .paragraph("Mixed workload through the gateway: 90 % reads spread over A1-A6 (Zipf-skewed keys, s = 0.99), "
               + "8 % PlaceOrder, 2 % UpdateOrderStatus, open loop for " + settings.sustained().toSeconds() + " s at "
               + num(rate) + " requests/s: " + (int) (LOAD_FACTOR * 100) + " % of the " + num(probe.throughput())
-              + " requests/s a closed loop of 8 callers reached just before. Services and gateway run with -Xmx256m.")
+              + " requests/s a closed loop of 8 callers reached just before. Services and gateway run with -Xmx256m; "
+              + "the services' DynamoDB call timeout is " + Stack.EMULATOR_CALL_TIMEOUT_MS / 1000 + " s against the emulator "
+              + "(3 s by default), because at 3 s the SDK's attempt timeouts re-sent requests moto was still working "
+              + "on and the retries fed its backlog (a first run: 469 errors).")
           .table(List.of("Requests", "Throughput (req/s)", "p50", "p99", "p99.9", "max", "Errors"), List.of(List.of(
               Long.toString(sustained.count()), num(sustained.throughput()), ms(sustained.p50()), ms(sustained.p99()),
               ms(sustained.p999()), ms(sustained.max()), sustained.errorCount() + " " + sustained.errors())))
