@@ -1,5 +1,6 @@
 package dev.warehouse.inventory.store;
 
+import dev.warehouse.runtime.error.Failures;
 import static dev.warehouse.inventory.store.InventoryItems.CREATE_TIME;
 import static dev.warehouse.inventory.store.InventoryItems.DELTA;
 import static dev.warehouse.inventory.store.InventoryItems.ENTITY;
@@ -37,7 +38,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.function.Function;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -198,7 +198,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
    * record, insufficient stock, a conflict, or an unavailable database.
    */
   private void requireReplay(StockAdjustment adj, Throwable failure) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable cause = Failures.cause(failure);
     if (!(cause instanceof TransactionCanceledException cancelled) || !cancelled.hasCancellationReasons()) {
       throw DynamoErrors.translate(cause);
     }

@@ -1,5 +1,6 @@
 package dev.warehouse.order.domain;
 
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.NotFoundException;
@@ -12,7 +13,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 /** The order use cases, in plain Java. Inputs arrive validated. */
 public final class OrderService {
@@ -74,7 +74,7 @@ public final class OrderService {
           return repository.updateStatus(current, next, clock.instant());
         })
         .exceptionallyCompose(failure -> {
-          Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+          Throwable cause = Failures.cause(failure);
           if (!(cause instanceof StaleOrderException)) {
             return CompletableFuture.failedFuture(cause);
           }

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.dynamo;
 
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnavailableException;
@@ -25,7 +26,7 @@ public final class DynamoErrors {
 
   /** Returns the domain exception for {@code failure}, or the failure itself when it has no domain meaning. */
   public static RuntimeException translate(Throwable failure) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable cause = Failures.cause(failure);
     if (cause instanceof ServiceException se) {
       return se;
     }

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.grpc;
 
+import dev.warehouse.runtime.error.Failures;
 import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import com.google.rpc.Code;
@@ -16,8 +17,6 @@ import dev.warehouse.runtime.error.UnavailableException;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -37,7 +36,7 @@ public final class GrpcErrors {
   private GrpcErrors() {}
 
   public static StatusRuntimeException toStatusException(Throwable failure) {
-    Throwable cause = unwrap(failure);
+    Throwable cause = Failures.cause(failure);
     if (cause instanceof StatusRuntimeException sre) {
       return sre;
     }
@@ -94,13 +93,5 @@ public final class GrpcErrors {
       return Code.RESOURCE_EXHAUSTED;
     }
     return Code.INTERNAL;
-  }
-
-  private static Throwable unwrap(Throwable failure) {
-    Throwable t = failure;
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 }
