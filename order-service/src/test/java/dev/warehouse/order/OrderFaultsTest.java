@@ -33,7 +33,7 @@ class OrderFaultsTest {
 
   @BeforeAll
   static void start() throws Exception {
-    orders = new OrderFixture();
+    orders = new OrderFixture(OrderFixture.FAULT_TEST_CALL_TIMEOUT);
   }
 
   @AfterEach
@@ -121,7 +121,7 @@ class OrderFaultsTest {
 
   @Test
   void persistentSlowness_isUnavailable_withinTheDeadline_andARetryFindsTheOrderPlacedOnce() {
-    orders.proxy.delay(TRANSACT, OrderFixture.DYNAMO_CALL_TIMEOUT, Integer.MAX_VALUE);
+    orders.proxy.delay(TRANSACT, OrderFixture.FAULT_TEST_CALL_TIMEOUT, Integer.MAX_VALUE);
     PlaceOrderRequest request = order(id("C"), id("O"), "2026-07-26").build();
     long started = System.nanoTime();
     assertStatus(() -> place(request), Status.Code.UNAVAILABLE, "DATABASE_TIMEOUT");

@@ -24,8 +24,10 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
  */
 final class OrderFixture implements AutoCloseable {
 
-  /** Total time of one DynamoDB call, retries included: short, so persistent faults end quickly. */
-  static final Duration DYNAMO_CALL_TIMEOUT = Duration.ofSeconds(2);
+  /** DynamoDB call timeout of the fault tests: short, so persistent faults end quickly. */
+  static final Duration FAULT_TEST_CALL_TIMEOUT = Duration.ofSeconds(2);
+  /** DynamoDB call timeout otherwise: 50 concurrent transactions queue for seconds in the serialized moto. */
+  static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
 
   final String table = TestServices.uniqueTableName();
   final RecordingInterceptor recorder = new RecordingInterceptor();
@@ -35,8 +37,12 @@ final class OrderFixture implements AutoCloseable {
   final DynamoDbAsyncClient dynamo;
 
   OrderFixture() throws Exception {
+    this(CALL_TIMEOUT);
+  }
+
+  OrderFixture(Duration dynamoCallTimeout) throws Exception {
     process = ServiceProcess.start(
-        TestServices.config(OrderMain.SERVICE_NAME, table, proxy.endpoint(), DYNAMO_CALL_TIMEOUT),
+        TestServices.config(OrderMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout),
         OrderMain.SDK_MAX_ATTEMPTS, OrderMain::services, List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     dynamo = TestServices.dynamo(table);

@@ -1,5 +1,6 @@
 package dev.warehouse.order.store;
 
+import dev.warehouse.runtime.error.Failures;
 import static dev.warehouse.order.store.OrderItems.CREATE_TIME;
 import static dev.warehouse.order.store.OrderItems.ENTITY;
 import static dev.warehouse.order.store.OrderItems.FINGERPRINT;
@@ -36,7 +37,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.CancellationReason;
@@ -137,9 +137,10 @@ public final class DynamoOrderRepository implements OrderRepository {
 
   @Override
   public CompletableFuture<Optional<Order>> find(String orderId, boolean consistentRead) {
-    return dynamo.getItem(b -> b.tableName(table).key(OrderItems.directKey(orderId)).consistentRead(consistentRead)
+    return transactions.read(() -> dynamo.getItem(b -> b.tableName(table).key(OrderItems.directKey(orderId))
+            .consistentRead(consistentRead)
             .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
-            .overrideConfiguration(DynamoMetrics.pattern(OrderKeys.ORDER_BY_ID.patternId())))
+            .overrideConfiguration(DynamoMetrics.pattern(OrderKeys.ORDER_BY_ID.patternId()))))
         .handle((response, failure) -> {
           if (failure != null) {
             throw DynamoErrors.translate(failure);
@@ -259,7 +260,7 @@ public final class DynamoOrderRepository implements OrderRepository {
   }
 
   private static TransactionCanceledException cancelledBy(Throwable failure) {
-    Throwable cause = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    Throwable cause = Failures.cause(failure);
     return cause instanceof TransactionCanceledException cancelled ? cancelled : null;
   }
 }

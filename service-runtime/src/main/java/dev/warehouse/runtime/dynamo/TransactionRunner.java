@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.dynamo;
 
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.metrics.DynamoMetrics;
 import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.micrometer.tagged.TaggedRetryMetrics;
@@ -133,6 +134,14 @@ public final class TransactionRunner {
     return Outcome.ERROR;
   }
 
+  /**
+   * Runs a single-item read under the same retry (the client itself makes one attempt): a pooled
+   * connection closed under the request, a 5xx or throttling is retried; answers are never.
+   */
+  public <T> CompletableFuture<T> read(java.util.function.Supplier<CompletableFuture<T>> call) {
+    return retry.executeCompletionStage(scheduler, call::get).toCompletableFuture();
+  }
+
   /** Failures worth another attempt: they say nothing about the data, only about this moment. */
   static boolean isTransient(Throwable thrown) {
     Throwable failure = unwrap(thrown);
@@ -153,6 +162,6 @@ public final class TransactionRunner {
   }
 
   private static Throwable unwrap(Throwable failure) {
-    return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    return Failures.cause(failure);
   }
 }
