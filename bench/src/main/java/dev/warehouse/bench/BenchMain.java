@@ -9,6 +9,7 @@ import dev.warehouse.bench.scenario.Settings;
 import dev.warehouse.bench.scenario.SustainedLoad;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.standin.StandInBackend;
+import dev.warehouse.bench.standin.StandInDynamo;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.server.ServiceMain;
@@ -58,12 +59,19 @@ public final class BenchMain {
     if (only.contains("1") || only.contains("3") || only.contains("5")) {
       log("scenario 1 (layer overhead) and 3 (cost flatness)");
       try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
-          DynamoDbAsyncClient dynamo = client(stack.motoEndpoint)) {
+          DynamoDbAsyncClient dynamo = client(stack.dynamoEndpoint)) {
         record(startups, stack);
         DataSet data = new DataSet(settings.dataItems());
         data.load(dynamo, stack.table);
         if (only.contains("1")) {
-          LayerOverhead.run(stack, data, dynamo, settings, report);
+          LayerOverhead.onEmulator(stack, data, dynamo, settings, report);
+          log("scenario 1 on a stand-in DynamoDB");
+          String table = "bench-" + UUID.randomUUID();
+          try (StandInDynamo standIn = StandInDynamo.start(table);
+              Stack onStandIn = Stack.on(root, table, standIn.endpoint());
+              DynamoDbAsyncClient direct = client(standIn.endpoint())) {
+            LayerOverhead.onStandIn(onStandIn, data, direct, settings, report);
+          }
         }
         if (only.contains("3")) {
           log("scenario 3 (cost flatness)");
@@ -74,7 +82,7 @@ public final class BenchMain {
     if (only.contains("4") || only.contains("5")) {
       log("scenario 4 (sustained load, " + settings.sustained().toSeconds() + " s)");
       try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
-          DynamoDbAsyncClient dynamo = client(stack.motoEndpoint)) {
+          DynamoDbAsyncClient dynamo = client(stack.dynamoEndpoint)) {
         record(startups, stack);
         DataSet data = new DataSet(settings.dataItems());
         data.load(dynamo, stack.table);

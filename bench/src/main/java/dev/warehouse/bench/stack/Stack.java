@@ -14,8 +14,9 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The system as the benchmark runs it: moto through our launcher, one inventory-service, one
- * order-service and the gateway, each a separate JVM from its runnable jar, services at -Xmx256m.
+ * The system as the benchmark runs it: moto through our launcher (or another DynamoDB endpoint), one
+ * inventory-service, one order-service and the gateway, each a separate JVM from its runnable jar,
+ * services at -Xmx256m.
  */
 public final class Stack implements AutoCloseable {
 
@@ -23,7 +24,7 @@ public final class Stack implements AutoCloseable {
   public static final long EMULATOR_CALL_TIMEOUT_MS = 10_000;
 
   public final Path root;
-  public final URI motoEndpoint;
+  public final URI dynamoEndpoint;
   public final String table;
   public final Proc inventory;
   public final Proc orders;
@@ -33,10 +34,10 @@ public final class Stack implements AutoCloseable {
   private final Process moto;
   private final List<Proc> procs = new ArrayList<>();
 
-  private Stack(Path root, Process moto, URI motoEndpoint, String table, Proc inventory, Proc orders, Proc gateway) {
+  private Stack(Path root, Process moto, URI dynamoEndpoint, String table, Proc inventory, Proc orders, Proc gateway) {
     this.root = root;
     this.moto = moto;
-    this.motoEndpoint = motoEndpoint;
+    this.dynamoEndpoint = dynamoEndpoint;
     this.table = table;
     this.inventory = inventory;
     this.orders = orders;
@@ -59,21 +60,35 @@ public final class Stack implements AutoCloseable {
   /** Starts everything, the services on {@code table} (created at start-up), and waits until all serve. */
   public static Stack start(Path root, String table) throws Exception {
     Map.Entry<Process, URI> moto = startMoto(root);
+    try {
+      return start(root, table, moto.getValue(), moto.getKey());
+    } catch (Exception e) {
+      moto.getKey().destroyForcibly();
+      throw e;
+    }
+  }
+
+  /** The services and the gateway on a DynamoDB endpoint that is already running. */
+  public static Stack on(Path root, String table, URI dynamoEndpoint) throws Exception {
+    return start(root, table, dynamoEndpoint, null);
+  }
+
+  private static Stack start(Path root, String table, URI endpoint, Process moto) throws Exception {
     Path logs = root.resolve("target/bench-logs");
     String key = Base64.getEncoder().encodeToString("bench-only-page-token-key-32-byt".getBytes(StandardCharsets.US_ASCII));
     // moto answers in seconds when it falls behind; with the 3 s production default the SDK's attempt
     // timeouts re-send requests moto is still working on, and the retries feed the backlog.
-    Map<String, String> serviceEnv = Map.of("DYNAMODB_ENDPOINT", moto.getValue().toString(), "TABLE_NAME", table,
+    Map<String, String> serviceEnv = Map.of("DYNAMODB_ENDPOINT", endpoint.toString(), "TABLE_NAME", table,
         "TABLE_AUTO_CREATE", "true", "PAGE_TOKEN_KEY", key, "DYNAMODB_CALL_TIMEOUT_MS", Long.toString(EMULATOR_CALL_TIMEOUT_MS));
     long launched = System.nanoTime();
     Proc inventory = java(root, logs, "inventory-service", serviceEnv);
     Proc orders = java(root, logs, "order-service", serviceEnv);
-    Stack stack = new Stack(root, moto.getKey(), moto.getValue(), table, inventory, orders, null);
+    Stack stack = new Stack(root, moto, endpoint, table, inventory, orders, null);
     stack.startupMs.put("inventory-service", inventory.awaitServing(120_000));
     stack.startupMs.put("order-service", orders.awaitServing(120_000));
     Proc gateway = java(root, logs, "gateway", Map.of(
         "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort));
-    Stack started = new Stack(root, moto.getKey(), moto.getValue(), table, inventory, orders, gateway);
+    Stack started = new Stack(root, moto, endpoint, table, inventory, orders, gateway);
     started.startupMs.putAll(stack.startupMs);
     started.startupMs.put("gateway", gateway.awaitServing(120_000));
     started.startupMs.put("whole stack", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched));
@@ -101,7 +116,9 @@ public final class Stack implements AutoCloseable {
     for (Proc p : procs) {
       p.close();
     }
-    moto.destroy();
-    moto.waitFor(10, TimeUnit.SECONDS);
+    if (moto != null) {
+      moto.destroy();
+      moto.waitFor(10, TimeUnit.SECONDS);
+    }
   }
 }
