@@ -1,6 +1,8 @@
 package dev.warehouse.gateway.backend;
 
 import io.grpc.BindableService;
+import io.grpc.Drainable;
+import io.grpc.KnownLength;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
@@ -8,6 +10,7 @@ import io.grpc.stub.ServerCalls;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 
 /**
@@ -17,22 +20,48 @@ import java.io.UncheckedIOException;
  */
 public final class ForwardingService implements BindableService {
 
-  /** Messages as raw bytes. */
+  /**
+   * Messages as raw bytes, each copied once on the way in and once on the way out. The incoming
+   * stream knows its length, so the array is allocated at its size (readAllBytes would allocate 8 KB
+   * chunks per message); the outgoing stream tells its length and drains itself into the frame, so
+   * gRPC neither buffers a message of unknown length nor copies it through a scratch buffer.
+   */
   enum Bytes implements MethodDescriptor.Marshaller<byte[]> {
     INSTANCE;
 
     @Override
     public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
+      return new MessageStream(value);
     }
 
     @Override
     public byte[] parse(InputStream stream) {
       try (stream) {
+        if (stream instanceof KnownLength) {
+          byte[] message = new byte[stream.available()];
+          if (stream.readNBytes(message, 0, message.length) == message.length && stream.read() == -1) {
+            return message;
+          }
+          throw new IOException("message length differs from its declared length");
+        }
         return stream.readAllBytes();
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
+    }
+  }
+
+  private static final class MessageStream extends ByteArrayInputStream implements KnownLength, Drainable {
+    MessageStream(byte[] message) {
+      super(message);
+    }
+
+    @Override
+    public synchronized int drainTo(OutputStream target) throws IOException {
+      int length = count - pos;
+      target.write(buf, pos, length);
+      pos = count;
+      return length;
     }
   }
 
