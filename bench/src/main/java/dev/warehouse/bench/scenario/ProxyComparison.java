@@ -46,6 +46,11 @@ public final class ProxyComparison {
           "gateway", "127.0.0.1:" + gateway.grpcPort, "nginx", "127.0.0.1:" + nginx.port);
       Map<String, Long> proxyPids = Map.of("direct", standIn.pid(), "gateway", gateway.pid(), "nginx", -1L);
 
+      // Steady state is what is compared: the gateway's JIT compiles its forwarding path first (nginx has none).
+      try (GrpcTarget target = new GrpcTarget("gateway", addresses.get("gateway"), addresses.get("gateway"), data)) {
+        ClosedLoop.run("gateway warm-up", target.call(Op.A1, i -> 0), settings.proxyConcurrency(),
+            settings.warmup().multipliedBy(5), settings.warmup());
+      }
       Map<String, List<Summary>> latency = new LinkedHashMap<>();
       Map<String, List<Summary>> throughput = new LinkedHashMap<>();
       Map<String, List<Double>> perCore = new LinkedHashMap<>();

@@ -36,6 +36,10 @@ public final class SustainedLoad {
   private static final int WINDOW_SECONDS = 30;
   /** Share of the probed closed-loop throughput to run at: below saturation, so queues stay short. */
   private static final double LOAD_FACTOR = 0.3;
+  /** The sampler ticks every 10 s; RSS is recorded every 6th tick. */
+  private static final int RSS_EVERY_TICKS = 6;
+  /** Growth allowed between the middle of the run and its end before memory counts as trending up. */
+  private static final double RSS_TREND_TOLERANCE = 1.10;
 
   private SustainedLoad() {}
 
@@ -66,10 +70,16 @@ public final class SustainedLoad {
       Histogram window = new Histogram(TimeUnit.MINUTES.toMicros(1), 3);
       int[] seconds = {0};
       double[] gcMax = {0};
+      // RSS of every process once a minute, to see whether memory keeps growing under a steady load.
+      List<long[]> rssOverTime = new ArrayList<>();
+      int[] ticks = {0};
       ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
       sampler.scheduleAtFixedRate(() -> {
         for (Proc p : stack.processes()) {
           gcMax[0] = Math.max(gcMax[0], Scrape.max(Scrape.text(p.metricsPort), "jvm_gc_pause_seconds_max"));
+        }
+        if (ticks[0]++ % RSS_EVERY_TICKS == 0) {
+          rssOverTime.add(stack.processes().stream().mapToLong(Proc::rssBytes).toArray());
         }
       }, 0, 10, TimeUnit.SECONDS);
       Summary sustained;
@@ -90,13 +100,21 @@ public final class SustainedLoad {
       for (double[] w : windows) {
         overTime.add(List.of(Integer.toString((int) w[0]), ms(w[1]), num(w[2] / WINDOW_SECONDS)));
       }
+      rssOverTime.add(stack.processes().stream().mapToLong(Proc::rssBytes).toArray());
       List<List<String>> memoryRows = new ArrayList<>();
       boolean rssOk = true;
+      boolean rssFlat = true;
+      long[] middle = rssOverTime.get(rssOverTime.size() / 2);
+      long[] last = rssOverTime.get(rssOverTime.size() - 1);
+      int index = 0;
       for (String name : memoryStart.keySet()) {
         long[] s = memoryStart.get(name);
         long[] e = memoryEnd.get(name);
         rssOk &= e[1] < 400L * 1024 * 1024;
-        memoryRows.add(List.of(name, mb(s[0]) + " → " + mb(e[0]), mb(s[1]) + " → " + mb(e[1])));
+        rssFlat &= last[index] <= middle[index] * RSS_TREND_TOLERANCE;
+        int column = index++;
+        memoryRows.add(List.of(name, mb(s[0]) + " → " + mb(e[0]), mb(s[1]) + " → " + mb(e[1]),
+            String.join(", ", rssOverTime.stream().map(sample -> mb(sample[column])).toList())));
       }
       double firstP99 = windows.isEmpty() ? Double.NaN : windows.get(0)[1];
       double lastP99 = windows.isEmpty() ? Double.NaN : windows.get(windows.size() - 1)[1];
@@ -113,11 +131,14 @@ public final class SustainedLoad {
               ms(sustained.p999()), ms(sustained.max()), sustained.errorCount() + " " + sustained.errors())))
           .paragraph("p99 over time (ms) and throughput, per " + WINDOW_SECONDS + " s window:")
           .table(List.of("Second", "p99 (ms)", "req/s"), overTime)
-          .paragraph("Memory per process, at start → at end (heap used from Micrometer; RSS from /proc):")
-          .table(List.of("Process", "Heap used (MB)", "RSS (MB)"), memoryRows)
+          .paragraph("Memory per process, at start → at end (heap used from Micrometer; RSS from /proc), and RSS "
+              + "once a minute from the start of the measured run to its end:")
+          .table(List.of("Process", "Heap used (MB)", "RSS (MB)", "RSS each minute (MB)"), memoryRows)
           .table(List.of("Target", "Measured", "Met"), List.of(
               List.of("0 errors", Long.toString(sustained.errorCount()), sustained.errorCount() == 0 ? "yes" : "no"),
               List.of("RSS below 400 MB per service", rssOk ? "all below" : "above", rssOk ? "yes" : "no"),
+              List.of("no upward memory trend: RSS at the end within 10 % of mid-run, per process",
+                  rssFlat ? "all within" : "grew", rssFlat ? "yes" : "no"),
               List.of("no upward p99 trend (first → last window)", ms(firstP99) + " → " + ms(lastP99),
                   lastP99 <= firstP99 * 1.5 + 1 ? "yes" : "no"),
               List.of("longest GC pause", ms(gcMax[0] * 1000) + " ms", "—")))

@@ -1,7 +1,5 @@
 package dev.warehouse.bench.standin;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.warehouse.bench.data.DataSet;
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.domain.SerialItem;
@@ -10,9 +8,26 @@ import dev.warehouse.order.domain.Money;
 import dev.warehouse.order.domain.Order;
 import dev.warehouse.order.domain.OrderStatus;
 import dev.warehouse.order.store.OrderItems;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -20,8 +35,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
@@ -37,8 +51,8 @@ public final class StandInDynamo implements AutoCloseable {
   private static final Instant LOADED = Instant.parse("2026-11-01T00:00:00Z");
   private static final String JSON = "application/x-amz-json-1.0";
 
-  private final HttpServer server;
-  private final ExecutorService executor;
+  private final Channel server;
+  private final EventLoopGroup eventLoop;
   private final byte[] serial;
   private final byte[] stock;
   private final byte[] order;
@@ -48,9 +62,7 @@ public final class StandInDynamo implements AutoCloseable {
   private final byte[] ordersOfCustomer;
   private final byte[] tableActive;
 
-  private StandInDynamo(HttpServer server, ExecutorService executor, String table) {
-    this.server = server;
-    this.executor = executor;
+  private StandInDynamo(String table) throws InterruptedException {
     Order placed = order(0);
     this.serial = getItem(InventoryItems.toItem(new SerialItem(DataSet.serial(0), DataSet.product(0),
         DataSet.warehouseOf(0, 0), "bench item 0", LOADED)), table);
@@ -62,43 +74,42 @@ public final class StandInDynamo implements AutoCloseable {
     this.ordersOfCustomer = query(IntStream.range(0, DataSet.ORDERS_PER_CUSTOMER)
         .mapToObj(k -> OrderItems.corridorItem(order(k))).toList(), table);
     this.tableActive = bytes("{\"Table\":{\"TableName\":\"" + table + "\",\"TableStatus\":\"ACTIVE\"}}");
+    // One I/O thread answers on the spot: no hand-off, so the stand-in adds as little time and jitter as it can.
+    this.eventLoop = new NioEventLoopGroup(1, new DefaultThreadFactory("standin-dynamodb", true));
+    this.server = new ServerBootstrap().group(eventLoop).channel(NioServerSocketChannel.class)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childHandler(new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(1 << 20), new Handler());
+          }
+        })
+        .bind(new InetSocketAddress("127.0.0.1", 0)).sync().channel();
   }
 
   /** Serves on a free loopback port, answering for {@code table}. */
-  public static StandInDynamo start(String table) throws IOException {
-    HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 256);
-    ExecutorService executor = Executors.newFixedThreadPool(4, r -> {
-      Thread t = new Thread(r, "standin-dynamodb");
-      t.setDaemon(true);
-      return t;
-    });
-    StandInDynamo standIn = new StandInDynamo(server, executor, table);
-    server.createContext("/", standIn::handle);
-    server.setExecutor(executor);
-    server.start();
-    return standIn;
+  public static StandInDynamo start(String table) throws InterruptedException {
+    return new StandInDynamo(table);
   }
 
   public URI endpoint() {
-    return URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+    return URI.create("http://127.0.0.1:" + ((InetSocketAddress) server.localAddress()).getPort());
   }
 
-  private void handle(HttpExchange exchange) throws IOException {
-    try (exchange; InputStream in = exchange.getRequestBody()) {
-      String body = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      String target = String.valueOf(exchange.getRequestHeaders().getFirst("X-Amz-Target"));
-      byte[] answer = answer(target.substring(target.indexOf('.') + 1), body);
-      int status = 200;
+  private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
+      String target = String.valueOf(request.headers().get("X-Amz-Target"));
+      byte[] answer = answer(target.substring(target.indexOf('.') + 1), request.content().toString(StandardCharsets.UTF_8));
+      HttpResponseStatus status = HttpResponseStatus.OK;
       if (answer == null) {
-        status = 400;
+        status = HttpResponseStatus.BAD_REQUEST;
         answer = bytes("{\"__type\":\"com.amazonaws.dynamodb.v20120810#ValidationException\","
             + "\"message\":\"the stand-in has no canned answer for " + target + "\"}");
       }
-      exchange.getResponseHeaders().set("Content-Type", JSON);
-      exchange.sendResponseHeaders(status, answer.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(answer);
-      }
+      FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(answer));
+      response.headers().set(HttpHeaderNames.CONTENT_TYPE, JSON).setInt(HttpHeaderNames.CONTENT_LENGTH, answer.length);
+      ctx.writeAndFlush(response);
     }
   }
 
@@ -157,7 +168,7 @@ public final class StandInDynamo implements AutoCloseable {
 
   @Override
   public void close() {
-    server.stop(0);
-    executor.shutdownNow();
+    server.close().syncUninterruptibly();
+    eventLoop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
   }
 }
