@@ -116,8 +116,9 @@ public final class SustainedLoad {
         memoryRows.add(List.of(name, mb(s[0]) + " → " + mb(e[0]), mb(s[1]) + " → " + mb(e[1]),
             String.join(", ", rssOverTime.stream().map(sample -> mb(sample[column])).toList())));
       }
-      double firstP99 = windows.isEmpty() ? Double.NaN : windows.get(0)[1];
-      double lastP99 = windows.isEmpty() ? Double.NaN : windows.get(windows.size() - 1)[1];
+      // A trend, not one window: the median window p99 of the second half against that of the first half.
+      double firstHalfP99 = medianP99(windows.subList(0, windows.size() / 2));
+      double secondHalfP99 = medianP99(windows.subList(windows.size() / 2, windows.size()));
       report.heading("4. Sustained load and memory")
           .paragraph("Mixed workload through the gateway: 90 % reads spread over A1-A6 (Zipf-skewed keys, s = 0.99), "
               + "8 % PlaceOrder, 2 % UpdateOrderStatus, open loop for " + settings.sustained().toSeconds() + " s at "
@@ -139,18 +140,25 @@ public final class SustainedLoad {
               List.of("RSS below 400 MB per service", rssOk ? "all below" : "above", rssOk ? "yes" : "no"),
               List.of("no upward memory trend: RSS at the end within 10 % of mid-run, per process",
                   rssFlat ? "all within" : "grew", rssFlat ? "yes" : "no"),
-              List.of("no upward p99 trend (first → last window)", ms(firstP99) + " → " + ms(lastP99),
-                  lastP99 <= firstP99 * 1.5 + 1 ? "yes" : "no"),
+              List.of("no upward p99 trend: median window p99, first half → second half, within 1.5 times",
+                  ms(firstHalfP99) + " → " + ms(secondHalfP99), secondHalfP99 <= firstHalfP99 * 1.5 ? "yes" : "no"),
               List.of("longest GC pause", ms(gcMax[0] * 1000) + " ms", "—")))
-          .paragraph("What limits it: the emulator. moto handles one request at a time, and each PlaceOrder copies "
-              + "the whole table inside moto (a transaction's rollback copy), so its cost grows with every order "
-              + "placed during the run. When moto falls behind, calls time out in the services (UNAVAILABLE, "
-              + "DATABASE_TIMEOUT) and the gateway's circuit breaker, seeing half of its recent calls fail, fails "
-              + "the following ones fast for its open period: errors come in bursts, and the windows with low "
-              + "throughput are those bursts. Memory stays far below the targets either way.")
+          .paragraph("What limits it: the emulator. moto handles one request at a time in Python, so the rate it "
+              + "sustains is its own (the closed loop above measures it), and a request that arrives behind a slow "
+              + "one waits: the p99 is moto's queue, the occasional high window one slow stretch of it. Queries on "
+              + "the index still walk every item in moto, and the table grows by three items per PlaceOrder "
+              + "during the run. Our launcher no longer copies the table in each transaction (it did, and the p99 "
+              + "climbed from 206 ms to over a second in a run at 10 requests/s: see performance-log.md). "
+              + "Memory stays far below its target and flat once the heap has grown to its working size.")
           .data("sustained", Map.of("rate", rate, "probe", probe, "summary", sustained, "windows", windows.stream().map(w -> Map.of("second", w[0], "p99_ms", w[1], "requests", w[2])).toList(),
               "memory_start", json(memoryStart), "memory_end", json(memoryEnd), "gc_pause_max_seconds", gcMax[0]));
     }
+  }
+
+  private static double medianP99(List<double[]> windows) {
+    double[] p99 = windows.stream().mapToDouble(w -> w[1]).sorted().toArray();
+    int n = p99.length;
+    return n == 0 ? Double.NaN : n % 2 == 1 ? p99[n / 2] : (p99[n / 2 - 1] + p99[n / 2]) / 2;
   }
 
   /** {heap used, RSS} in bytes per JVM. */

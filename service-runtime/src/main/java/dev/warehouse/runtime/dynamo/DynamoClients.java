@@ -67,7 +67,8 @@ public final class DynamoClients {
    */
   private static AwsCredentialsProvider credentials(ServiceConfig config) {
     if (config.dynamoEndpoint().isEmpty()) {
-      return DefaultCredentialsProvider.builder().build();
+      // Refreshed ahead of expiry on a background thread, never on a request's thread (handlers must not block).
+      return DefaultCredentialsProvider.builder().asyncCredentialUpdateEnabled(true).build();
     }
     try {
       EnvironmentVariableCredentialsProvider env = EnvironmentVariableCredentialsProvider.create();
