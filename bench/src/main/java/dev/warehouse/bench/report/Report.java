@@ -8,15 +8,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** The benchmark report: Markdown for people, JSON for tools, written together. */
 public final class Report {
 
-  private final StringBuilder markdown = new StringBuilder();
+  /** Sections by heading, written in heading order ("1. ...", "2. ..."), whatever order they ran in. */
+  private final Map<String, StringBuilder> sections = new TreeMap<>();
   private final Map<String, Object> json = new LinkedHashMap<>();
+  /** Text added before any heading goes first. */
+  private StringBuilder markdown = sections.computeIfAbsent("", t -> new StringBuilder());
 
+  /** Starts the section with this heading, or continues it when a scenario adds to it later. */
   public Report heading(String title) {
-    markdown.append("\n## ").append(title).append("\n\n");
+    markdown = sections.computeIfAbsent(title, t -> new StringBuilder("\n## " + t + "\n\n"));
     return this;
   }
 
@@ -41,12 +46,12 @@ public final class Report {
   }
 
   public String markdown() {
-    return markdown.toString();
+    return String.join("", sections.values());
   }
 
   public void write(Path markdownFile, Path jsonFile, String preamble) throws IOException {
     Files.createDirectories(markdownFile.toAbsolutePath().getParent());
-    Files.writeString(markdownFile, preamble + markdown);
+    Files.writeString(markdownFile, preamble + markdown());
     Files.writeString(jsonFile, toJson(json, "") + "\n");
   }
 
