@@ -19,7 +19,7 @@ public record Settings(
     int dataItems) {
 
   public static Settings full() {
-    return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(3), 30, 1000, 6, Duration.ofSeconds(1), 1000, 32,
+    return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(2), 30, 1000, 6, Duration.ofSeconds(1), 1000, 32,
         List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400);
   }
 
