@@ -77,7 +77,7 @@ public final class ProxyComparison {
         double p50 = Medians.of(latency.get(route), Summary::p50);
         double p99 = Medians.of(latency.get(route), Summary::p99);
         double rps = Medians.of(throughput.get(route), Summary::throughput);
-        double core = median(perCore.get(route));
+        double core = Medians.of(perCore.get(route).stream().mapToDouble(Double::doubleValue));
         rpsPerCore.put(route, core);
         rows.add(List.of(route, ms(p50) + " / " + ms(p99),
             route.equals("direct") ? "—" : ms(p50 - direct50) + " / " + ms(p99 - direct99),
@@ -100,12 +100,6 @@ public final class ProxyComparison {
               + "per-CPU-second figure isolates the proxy's own cost.")
           .data("proxy_comparison", Map.of("latency", latency, "throughput", throughput, "requests_per_cpu_second", perCore));
     }
-  }
-
-  private static double median(List<Double> values) {
-    double[] sorted = values.stream().filter(v -> !v.isNaN()).mapToDouble(Double::doubleValue).sorted().toArray();
-    return sorted.length == 0 ? Double.NaN
-        : sorted.length % 2 == 1 ? sorted[sorted.length / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
   }
 
   /** Debian's nginx, configured as a gRPC proxy in front of the stand-in. */

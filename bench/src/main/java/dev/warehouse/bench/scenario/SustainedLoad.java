@@ -117,8 +117,8 @@ public final class SustainedLoad {
             String.join(", ", rssOverTime.stream().map(sample -> mb(sample[column])).toList())));
       }
       // A trend, not one window: the median window p99 of the second half against that of the first half.
-      double firstHalfP99 = medianP99(windows.subList(0, windows.size() / 2));
-      double secondHalfP99 = medianP99(windows.subList(windows.size() / 2, windows.size()));
+      double firstHalfP99 = Medians.of(windows.subList(0, windows.size() / 2).stream().mapToDouble(w -> w[1]));
+      double secondHalfP99 = Medians.of(windows.subList(windows.size() / 2, windows.size()).stream().mapToDouble(w -> w[1]));
       report.heading("4. Sustained load and memory")
           .paragraph("Mixed workload through the gateway: 90 % reads spread over A1-A6 (Zipf-skewed keys, s = 0.99), "
               + "8 % PlaceOrder, 2 % UpdateOrderStatus, open loop for " + settings.sustained().toSeconds() + " s at "
@@ -153,12 +153,6 @@ public final class SustainedLoad {
           .data("sustained", Map.of("rate", rate, "probe", probe, "summary", sustained, "windows", windows.stream().map(w -> Map.of("second", w[0], "p99_ms", w[1], "requests", w[2])).toList(),
               "memory_start", json(memoryStart), "memory_end", json(memoryEnd), "gc_pause_max_seconds", gcMax[0]));
     }
-  }
-
-  private static double medianP99(List<double[]> windows) {
-    double[] p99 = windows.stream().mapToDouble(w -> w[1]).sorted().toArray();
-    int n = p99.length;
-    return n == 0 ? Double.NaN : n % 2 == 1 ? p99[n / 2] : (p99[n / 2 - 1] + p99[n / 2]) / 2;
   }
 
   /** {heap used, RSS} in bytes per JVM. */

@@ -56,7 +56,8 @@ public final class StandInDynamo implements AutoCloseable {
   private final byte[] serial;
   private final byte[] stock;
   private final byte[] order;
-  private final byte[] notFound = bytes("{}");
+  /** The answer of a GetItem that finds nothing, and of a transaction that succeeds. */
+  private final byte[] empty = bytes("{}");
   private final byte[] warehousesOfProduct;
   private final byte[] productsInWarehouse;
   private final byte[] ordersOfCustomer;
@@ -119,11 +120,11 @@ public final class StandInDynamo implements AutoCloseable {
         case "SERIAL" -> serial;
         case "PRODUCT" -> stock;
         case "ORDER" -> order;
-        default -> notFound;
+        default -> empty;
       };
       case "Query" -> body.contains("\"IndexName\"") ? productsInWarehouse
           : body.contains("\"S\":\"CUSTOMER#") ? ordersOfCustomer : warehousesOfProduct;
-      case "TransactWriteItems" -> bytes("{}");
+      case "TransactWriteItems" -> empty;
       case "DescribeTable" -> tableActive;
       default -> null;
     };
