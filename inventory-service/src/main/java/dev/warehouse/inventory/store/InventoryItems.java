@@ -7,7 +7,7 @@ import static dev.warehouse.runtime.dynamo.SingleTable.SK;
 
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.domain.SerialItem;
-import java.time.Instant;
+import dev.warehouse.runtime.dynamo.Timestamps;
 import java.util.HashMap;
 import java.util.Map;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -56,7 +56,7 @@ public final class InventoryItems {
         attrs.get(PRODUCT_ID).s(),
         attrs.get(WAREHOUSE_ID).s(),
         attrs.containsKey(DESCRIPTION) ? attrs.get(DESCRIPTION).s() : "",
-        Instant.parse(attrs.get(UPDATE_TIME).s()));
+        Timestamps.parse(attrs.get(UPDATE_TIME).s()));
   }
 
   /** The stock item, with the GSI1 keys that put it behind A4's second door. */
@@ -77,6 +77,6 @@ public final class InventoryItems {
         attrs.get(PRODUCT_ID).s(),
         attrs.get(WAREHOUSE_ID).s(),
         Long.parseLong(attrs.get(QUANTITY).n()),
-        Instant.parse(attrs.get(UPDATE_TIME).s()));
+        Timestamps.parse(attrs.get(UPDATE_TIME).s()));
   }
 }

@@ -6,7 +6,7 @@ import static dev.warehouse.runtime.dynamo.SingleTable.SK;
 import dev.warehouse.order.domain.Money;
 import dev.warehouse.order.domain.Order;
 import dev.warehouse.order.domain.OrderStatus;
-import java.time.Instant;
+import dev.warehouse.runtime.dynamo.Timestamps;
 import java.time.LocalDate;
 import java.util.HashMap;
 import java.util.List;
@@ -88,7 +88,7 @@ public final class OrderItems {
         new Money(attrs.get(TOTAL_CURRENCY).s(), Long.parseLong(attrs.get(TOTAL_UNITS).n()),
             Integer.parseInt(attrs.get(TOTAL_NANOS).n())),
         Long.parseLong(attrs.get(VERSION).n()),
-        Instant.parse(attrs.get(CREATE_TIME).s()),
-        Instant.parse(attrs.get(UPDATE_TIME).s()));
+        Timestamps.parse(attrs.get(CREATE_TIME).s()),
+        Timestamps.parse(attrs.get(UPDATE_TIME).s()));
   }
 }
