@@ -12,6 +12,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoop;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.protobuf.StatusProto;
 import io.grpc.stub.ClientCalls;
@@ -19,18 +20,21 @@ import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingClientInterceptor;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One backend service (say, the inventory-service) behind the gateway: a channel balancing over its
- * instances, and a circuit breaker that fails calls fast while the whole service is down.
+ * One backend service (say, the inventory-service) behind the gateway: channels balancing over its
+ * instances, one per gateway I/O thread, and a circuit breaker that fails calls fast while the whole
+ * service is down.
  */
 public final class Backend implements AutoCloseable {
 
   private final String serviceName;
-  private final ManagedChannel channel;
+  private final List<EventLoop> loops = new ArrayList<>();
+  private final List<ManagedChannel> channels;
   private final CircuitBreaker circuitBreaker;
   private final Duration defaultDeadline;
   private final Set<String> retryable;
@@ -42,9 +46,11 @@ public final class Backend implements AutoCloseable {
     this.retryable = BackendServiceConfig.retryableFullNames(service);
     this.circuitBreaker = circuitBreaker;
     this.defaultDeadline = defaultDeadline;
-    this.channel = NettyChannelBuilder.forTarget(StaticAddressResolverProvider.target(addresses))
+    eventLoops.forEach(loop -> loops.add((EventLoop) loop));
+    this.channels = loops.stream().map(loop -> (ManagedChannel) NettyChannelBuilder
+        .forTarget(StaticAddressResolverProvider.target(addresses))
         .usePlaintext()
-        .eventLoopGroup(eventLoops)
+        .eventLoopGroup(loop)
         .channelType(EventLoops.clientChannel())
         .directExecutor()
         .defaultServiceConfig(BackendServiceConfig.of(service))
@@ -52,7 +58,7 @@ public final class Backend implements AutoCloseable {
         // gateway's CPU per call in the proxy benchmark; ours costs nothing until a call fails.
         .disableRetry()
         .intercept(new MetricCollectingClientInterceptor(meters))
-        .build();
+        .build()).toList();
   }
 
   public String serviceName() {
@@ -63,14 +69,36 @@ public final class Backend implements AutoCloseable {
     return circuitBreaker;
   }
 
-  /** The channel's state; {@code connect} wakes an idle channel. */
+  /**
+   * READY while any of its channels is (they reach the same instances), else TRANSIENT_FAILURE if one
+   * is failing; {@code connect} wakes idle channels.
+   */
   public ConnectivityState state(boolean connect) {
-    return channel.getState(connect);
+    List<ConnectivityState> states = channels.stream().map(channel -> channel.getState(connect)).toList();
+    if (states.contains(ConnectivityState.READY)) {
+      return ConnectivityState.READY;
+    }
+    return states.contains(ConnectivityState.TRANSIENT_FAILURE) ? ConnectivityState.TRANSIENT_FAILURE : states.get(0);
   }
 
-  /** Retries connecting now instead of after the channel's growing backoff. */
+  /** Retries connecting now instead of after the channels' growing backoff. */
   public void reconnectNow() {
-    channel.resetConnectBackoff();
+    channels.forEach(ManagedChannel::resetConnectBackoff);
+  }
+
+  /**
+   * The channel of the calling I/O thread: the call goes out, and its answer comes back to the caller,
+   * on the thread that read the request, with no hand-off between threads (nginx's workers do the
+   * same). Half of the calls used to cross threads twice, and paid a wake-up each time. Callers off the
+   * I/O threads get the first channel.
+   */
+  private ManagedChannel channel() {
+    for (int i = 0; i < loops.size(); i++) {
+      if (loops.get(i).inEventLoop()) {
+        return channels.get(i);
+      }
+    }
+    return channels.get(0);
   }
 
   /**
@@ -102,7 +130,7 @@ public final class Backend implements AutoCloseable {
 
   private void attempt(Context context, MethodDescriptor<byte[], byte[]> method, CallOptions options, byte[] request,
       StreamObserver<byte[]> response, int attemptsLeft, long started) {
-    ClientCalls.asyncUnaryCall(channel.newCall(method, options), request, new StreamObserver<>() {
+    ClientCalls.asyncUnaryCall(channel().newCall(method, options), request, new StreamObserver<>() {
       @Override
       public void onNext(byte[] value) {
         response.onNext(value);
@@ -136,13 +164,15 @@ public final class Backend implements AutoCloseable {
 
   @Override
   public void close() {
-    channel.shutdown();
+    channels.forEach(ManagedChannel::shutdown);
     try {
-      if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
-        channel.shutdownNow();
+      for (ManagedChannel channel : channels) {
+        if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
+          channel.shutdownNow();
+        }
       }
     } catch (InterruptedException e) {
-      channel.shutdownNow();
+      channels.forEach(ManagedChannel::shutdownNow);
       Thread.currentThread().interrupt();
     }
   }

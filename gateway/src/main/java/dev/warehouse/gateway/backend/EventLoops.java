@@ -14,9 +14,10 @@ import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 
 /**
- * One set of I/O threads for the gateway's server and its backend channels. Sharing them, and running
- * callbacks on them directly, saves two thread hand-offs per forwarded call (measured in
- * docs/benchmarks.md): nothing on the forwarding path blocks.
+ * One set of I/O threads for the gateway's server and its backend channels. Sharing them, running
+ * callbacks on them directly, and forwarding each call on the thread that read it ({@link Backend})
+ * saves the thread hand-offs of a forwarded call (measured in docs/performance-log.md): nothing on the
+ * forwarding path blocks.
  */
 public final class EventLoops {
 
