@@ -3,6 +3,8 @@ package dev.warehouse.bench.load;
 import dev.warehouse.bench.stats.LatencyStats;
 import dev.warehouse.bench.stats.Summary;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,10 +38,37 @@ public final class OpenLoop {
     return stats.summary((System.nanoTime() - started) / 1e9);
   }
 
+  /**
+   * Runs the {@code calls} side by side, taking turns in one schedule at {@code ratePerSecond} in all:
+   * request {@code i} goes to call {@code i % n} with key index {@code i / n}, so each call sees the
+   * same keys, and a stall of the machine (a GC pause, a busy core) falls on all of them alike instead
+   * of on whichever happened to run then. One summary per call, in order.
+   */
+  public static List<Summary> interleaved(List<String> names, List<Call> calls, double ratePerSecond, Duration warmup,
+      Duration measure) throws InterruptedException {
+    int n = calls.size();
+    Call turns = i -> calls.get((int) (i % n)).start(i / n);
+    LatencyStats warm = new LatencyStats("warm-up");
+    drive(turns, ratePerSecond, warmup, i -> warm, n, null);
+    List<LatencyStats> stats = new ArrayList<>();
+    names.forEach(name -> stats.add(new LatencyStats(name)));
+    long started = System.nanoTime();
+    drive(turns, ratePerSecond, measure, i -> stats.get((int) (i % n)), n, null);
+    double seconds = (System.nanoTime() - started) / 1e9;
+    return stats.stream().map(s -> s.summary(seconds)).toList();
+  }
+
   static void drive(Call call, double ratePerSecond, Duration duration, LatencyStats stats, LongConsumer everySecond)
       throws InterruptedException {
+    drive(call, ratePerSecond, duration, i -> stats, 1, everySecond);
+  }
+
+  private static void drive(Call call, double ratePerSecond, Duration duration,
+      java.util.function.LongFunction<LatencyStats> statsOf, int turns, LongConsumer everySecond)
+      throws InterruptedException {
     long intervalNanos = (long) (1e9 / ratePerSecond);
-    long total = (long) (duration.toNanos() / (double) intervalNanos);
+    // Whole turns only, so that every call gets the same number of requests.
+    long total = (long) (duration.toNanos() / (double) intervalNanos) / turns * turns;
     long t0 = System.nanoTime();
     AtomicLong outstanding = new AtomicLong();
     CountDownLatch allAnswered = new CountDownLatch(1);
@@ -60,6 +89,7 @@ public final class OpenLoop {
         nextSecond += TimeUnit.SECONDS.toNanos(1);
       }
       outstanding.incrementAndGet();
+      LatencyStats stats = statsOf.apply(i);
       call.start(i).whenComplete((ok, failure) -> {
         if (failure == null) {
           stats.success(System.nanoTime() - intended);

@@ -3,6 +3,8 @@ package dev.warehouse.bench.scenario;
 import static dev.warehouse.bench.report.Report.ms;
 
 import dev.warehouse.bench.data.DataSet;
+import dev.warehouse.bench.load.Call;
+import dev.warehouse.bench.load.ClosedLoop;
 import dev.warehouse.bench.load.KeyChooser;
 import dev.warehouse.bench.load.OpenLoop;
 import dev.warehouse.bench.report.Report;
@@ -31,6 +33,8 @@ public final class LayerOverhead {
   private static final List<Op> OPS = List.of(Op.A1, Op.A2, Op.A3, Op.A4, Op.A5, Op.A6, Op.PLACE_ORDER);
   private static final List<String> LAYERS = List.of("dynamodb", "service", "gateway");
   private static final String TITLE = "1. Layer overhead";
+  private static final int MAX_WARM_UP_ROUNDS = 6;
+  private static final int CLOSED_LOOP_CALLERS = 4;
   private static final List<String> HEADERS =
       List.of("Operation", "DynamoDB", "Service", "Gateway", "Service adds", "Gateway adds", "Errors");
 
@@ -39,42 +43,48 @@ public final class LayerOverhead {
   /** The layers over moto: how much of each request's time the emulator takes. */
   public static void onEmulator(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings, Report report)
       throws Exception {
-    Map<Op, Map<String, List<Summary>>> runs = measure(stack, data, dynamo, settings.layerRate(), 1, settings);
+    Map<Op, Map<String, List<Summary>>> runs =
+        measure(stack, data, dynamo, settings.layerRate(), 1, settings.warmup(), settings.layerMeasure());
     Table table = table(runs);
     report.heading(TITLE)
-        .paragraph("Each operation at a fixed rate, open loop, " + settings.measure().toSeconds() + " s measured after "
-            + settings.warmup().toMillis() + " ms of warm-up, against DynamoDB directly (the same key lookup through "
-            + "the AWS SDK), the service, and the gateway, one after the other for each operation (run at the same "
-            + "time, they fought over the 2 cores and measured the queue). Twice: on the emulator, then on a "
-            + "stand-in DynamoDB endpoint. Latencies in ms, p50 / p99.")
+        .paragraph("Each operation at a fixed rate, open loop, against DynamoDB directly (the same key lookup "
+            + "through the AWS SDK), the service, and the gateway. The three layers run side by side: one "
+            + "schedule takes turns between them, each request to the next layer, with the same keys, so a "
+            + "slow stretch of the machine or a GC pause in the load generator falls on all three alike (run "
+            + "one after the other, such noise fell on whichever layer ran then, and the difference between two "
+            + "layers' p99 was mostly that). Twice: on the emulator, then on a stand-in DynamoDB endpoint. "
+            + "Latencies in ms, p50 / p99.")
         .paragraph("**On the emulator** (moto through our launcher, " + (int) settings.layerRate()
-            + " requests/s, one round):")
+            + " requests/s to each layer, " + settings.layerMeasure().toSeconds() + " s measured after "
+            + settings.warmup().toMillis() + " ms of warm-up, one round):")
         .table(HEADERS, table.rows)
         .paragraph("Here the emulator is the bottleneck: moto serves one request at a time through our launcher, "
             + "a few ms each in Python, and for the reads the bare DynamoDB call is " + Math.round(table.minShare * 100)
             + "–" + Math.round(table.maxShare * 100) + " % of the p50 through the gateway. The differences between "
-            + "layers are then within moto's own jitter from one run to the next (a negative \"adds\" is that "
-            + "jitter), so the targets are judged on the stand-in below.")
+            + "layers are then within moto's own jitter (a negative \"adds\" is that jitter), so the targets are "
+            + "judged on the stand-in below.")
         .data("layer_overhead_emulator", table.json);
   }
 
   /** The layers over a stand-in DynamoDB with canned answers: the targets. */
   public static void onStandIn(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings, Report report)
       throws Exception {
-    // Many short rounds: a slow stretch of the machine (it comes, whole seconds at a time) then spoils a
-    // few rounds, which the median sets aside, instead of half of two long ones.
-    Settings shortRounds = new Settings(settings.standInRounds(), settings.standInMeasure().dividedBy(2),
-        settings.standInMeasure(), 0, 0, 0, Duration.ZERO, 0, 0, List.of(), Duration.ZERO, 0);
-    warmUp(stack, data, dynamo, settings.standInRate(), shortRounds);
+    Duration warmup = settings.standInMeasure().dividedBy(6);
+    List<Double> warmUpRounds = warmUp(stack, data, dynamo, settings);
     Map<Op, Map<String, List<Summary>>> runs =
-        measure(stack, data, dynamo, settings.standInRate(), shortRounds.rounds(), shortRounds);
+        measure(stack, data, dynamo, settings.standInRate(), settings.standInRounds(), warmup, settings.standInMeasure());
     Table table = table(runs);
     report.heading(TITLE).paragraph("**On a stand-in DynamoDB** (an HTTP endpoint in the benchmark's process that answers "
             + "GetItem, Query and TransactWriteItems with canned items in the services' format, in microseconds), "
-            + (int) settings.standInRate() + " requests/s, " + settings.standInMeasure().toMillis() + " ms measured after "
-            + settings.standInMeasure().dividedBy(2).toMillis() + " ms of warm-up, after a first round that is not "
-            + "counted; medians of " + settings.standInRounds() + " rounds (short rounds, so that a slow stretch of "
-            + "the machine spoils a few of them, which the median sets aside):")
+            + (int) settings.standInRate() + " requests/s to each layer, " + settings.standInMeasure().toMillis()
+            + " ms measured after " + warmup.toMillis() + " ms of warm-up, medians of " + settings.standInRounds()
+            + " rounds. Before them, uncounted: every operation through every layer in a closed loop of "
+            + CLOSED_LOOP_CALLERS + " callers for " + settings.standInMeasure().toMillis() + " ms, then rounds at "
+            + "the measured rate until the JVMs stop getting faster (two rounds in a row agree on the sum of "
+            + "their p50s within 10 %, at most " + MAX_WARM_UP_ROUNDS + " rounds): " + warmUpRounds.size() + " rounds here, sums "
+            + warmUpRounds.stream().map(Report::ms).toList() + " ms. Four JVMs compiling on 2 cores warm up "
+            + "slowly: after one uncounted round at the measured rate, the first counted rounds were still up to "
+            + "30 times slower than the last.")
         .table(HEADERS, table.rows)
         .table(List.of("Target (on the stand-in)", "Worst measured", "Met"), List.of(
             List.of("gateway adds ≤ 0.3 ms at p50", ms(table.worstGatewayP50), table.worstGatewayP50 <= 0.3 ? "yes" : "no"),
@@ -89,33 +99,66 @@ public final class LayerOverhead {
   }
 
   /**
-   * One round of every operation through every layer, as measured but not counted: after warm-ups of
-   * a few seconds the first round was still up to 3 times slower at p50 than the next (four JVMs
-   * compiling on 2 cores), so a whole round is the warm-up.
+   * Warms the JVMs up, uncounted. First every operation through every layer in a closed loop: cold, the
+   * JVMs could not keep up with the fixed rate, and the queue an open loop builds then took rounds
+   * to drain (a first round summed 30 s of p50s). Then rounds at the measured rate until two in a row
+   * agree, within 10 %, on the sum of their p50s (at most {@code MAX_WARM_UP_ROUNDS}). Returns each of
+   * those rounds' sums, in ms.
    */
-  private static void warmUp(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, double rate, Settings settings)
+  private static List<Double> warmUp(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings)
       throws Exception {
-    measure(stack, data, dynamo, rate, 1, settings);
+    KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
+    try (GrpcTarget gateway = grpc("gateway", stack.gateway.grpcPort, stack.gateway.grpcPort, data);
+        GrpcTarget service = grpc("service", stack.inventory.grpcPort, stack.orders.grpcPort, data)) {
+      List<Target> targets = List.of(new DynamoTarget(dynamo, stack.table, data), service, gateway);
+      for (Op op : OPS) {
+        for (Target target : targets) {
+          ClosedLoop.run("warm-up", target.call(op, i -> keys.next()), CLOSED_LOOP_CALLERS, Duration.ZERO,
+              settings.standInMeasure());
+        }
+      }
+    }
+    List<Double> sums = new ArrayList<>();
+    Duration measure = settings.standInMeasure().dividedBy(2);
+    while (sums.size() < MAX_WARM_UP_ROUNDS) {
+      double sum = measure(stack, data, dynamo, settings.standInRate(), 1, Duration.ZERO, measure).values().stream()
+          .flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream).mapToDouble(Summary::p50).sum();
+      sums.add(sum);
+      // Steady once two rounds in a row agree within 10 %: a single slow round (the machine's, not the
+      // JVMs') must not end the warm-up, as "slower than the best" did.
+      if (sums.size() >= 2 && Math.abs(sum - sums.get(sums.size() - 2)) <= 0.1 * Math.min(sum, sums.get(sums.size() - 2))) {
+        break;
+      }
+    }
+    return sums;
   }
 
+  /**
+   * {@code rounds} rounds of every operation, the three layers side by side in one schedule
+   * ({@link OpenLoop#interleaved}) at {@code ratePerLayer} each: one after the other, a slow stretch
+   * of the machine or a GC pause in the load generator fell on whichever layer ran then, and the
+   * difference between two layers' p99 was mostly that.
+   */
   private static Map<Op, Map<String, List<Summary>>> measure(Stack stack, DataSet data, DynamoDbAsyncClient dynamo,
-      double rate, int rounds, Settings settings) throws Exception {
+      double ratePerLayer, int rounds, Duration warmup, Duration measure) throws Exception {
     Map<Op, Map<String, List<Summary>>> runs = new LinkedHashMap<>();
     KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
     try (GrpcTarget gateway = grpc("gateway", stack.gateway.grpcPort, stack.gateway.grpcPort, data);
         GrpcTarget service = grpc("service", stack.inventory.grpcPort, stack.orders.grpcPort, data)) {
       Map<String, Target> targets = Map.of("dynamodb", new DynamoTarget(dynamo, stack.table, data),
           "service", service, "gateway", gateway);
-      // One layer at a time: run together they fought over the 2 cores and measured the queue, not the layers.
       for (int round = 0; round < rounds; round++) {
         // Each round starts at the next operation: the first after a switch of service ran slower (a
-        // service idle for half a round), and rotating puts that on every operation once.
+        // service idle for a while), and rotating puts that on every operation once.
         for (int k = 0; k < OPS.size(); k++) {
           Op op = OPS.get((round + k) % OPS.size());
-          for (String layer : LAYERS) {
-            Summary s = OpenLoop.run(op + " via " + layer, targets.get(layer).call(op, i -> keys.next()), rate,
-                settings.warmup(), settings.measure(), null);
-            runs.computeIfAbsent(op, o -> new LinkedHashMap<>()).computeIfAbsent(layer, l -> new ArrayList<>()).add(s);
+          List<Call> calls = LAYERS.stream().map(layer -> targets.get(layer).call(op, i -> keys.next())).toList();
+          List<String> names = LAYERS.stream().map(layer -> op + " via " + layer).toList();
+          List<Summary> summaries =
+              OpenLoop.interleaved(names, calls, ratePerLayer * LAYERS.size(), warmup, measure);
+          for (int l = 0; l < LAYERS.size(); l++) {
+            runs.computeIfAbsent(op, o -> new LinkedHashMap<>())
+                .computeIfAbsent(LAYERS.get(l), x -> new ArrayList<>()).add(summaries.get(l));
           }
         }
       }

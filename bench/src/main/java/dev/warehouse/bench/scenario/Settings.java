@@ -3,12 +3,21 @@ package dev.warehouse.bench.scenario;
 import java.time.Duration;
 import java.util.List;
 
-/** How long and how hard each scenario runs; {@link #quick()} is a smoke run of the whole tool. */
+/**
+ * How long and how hard each scenario runs; {@link #quick()} is a smoke run of the whole tool.
+ *
+ * @param layerRate requests per second to each layer of scenario 1 on the emulator
+ * @param layerMeasure how long each operation is measured there (one round)
+ * @param standInRate requests per second to each layer of scenario 1 on the stand-in DynamoDB
+ * @param standInRounds counted rounds there (after one that is not)
+ * @param standInMeasure how long each operation is measured in each of those rounds
+ */
 public record Settings(
     int rounds,
     Duration warmup,
     Duration measure,
     double layerRate,
+    Duration layerMeasure,
     double standInRate,
     int standInRounds,
     Duration standInMeasure,
@@ -19,12 +28,12 @@ public record Settings(
     int dataItems) {
 
   public static Settings full() {
-    return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(2), 30, 1000, 6, Duration.ofSeconds(1), 1000, 32,
-        List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400);
+    return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(2), 15, Duration.ofSeconds(6), 250, 5,
+        Duration.ofMillis(2500), 1000, 32, List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400);
   }
 
   public static Settings quick() {
-    return new Settings(1, Duration.ofMillis(300), Duration.ofSeconds(1), 10, 200, 2, Duration.ofMillis(300), 200, 8,
-        List.of(200, 2_000), Duration.ofSeconds(10), 400);
+    return new Settings(1, Duration.ofMillis(300), Duration.ofSeconds(1), 10, Duration.ofSeconds(1), 200, 2,
+        Duration.ofMillis(500), 200, 8, List.of(200, 2_000), Duration.ofSeconds(10), 400);
   }
 }
