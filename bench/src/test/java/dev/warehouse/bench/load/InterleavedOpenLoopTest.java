@@ -1,0 +1,68 @@
+package dev.warehouse.bench.load;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.warehouse.bench.stats.Summary;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Layers measured side by side take turns in one schedule: each gets the same number of requests
+ * and the same keys, and a stall of the machine lands on all of them, so that it cancels out of the
+ * difference between them instead of showing as one layer's cost.
+ */
+class InterleavedOpenLoopTest {
+
+  @Test
+  void eachCallGetsItsTurns_withTheSameKeys_andItsOwnLatencies() throws Exception {
+    ConcurrentLinkedQueue<Long> fastKeys = new ConcurrentLinkedQueue<>();
+    ConcurrentLinkedQueue<Long> slowKeys = new ConcurrentLinkedQueue<>();
+    var timer = Executors.newSingleThreadScheduledExecutor();
+    Call fast = i -> {
+      fastKeys.add(i);
+      return CompletableFuture.completedFuture(null);
+    };
+    Call slow = i -> {
+      slowKeys.add(i);
+      return CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS, timer));
+    };
+    List<Summary> both = OpenLoop.interleaved(List.of("fast", "slow"), List.of(fast, slow), 400, Duration.ofMillis(200),
+        Duration.ofSeconds(1));
+    timer.shutdownNow();
+
+    assertThat(both).extracting(Summary::name).containsExactly("fast", "slow");
+    assertThat(both.get(0).count()).isEqualTo(both.get(1).count()).isBetween(190L, 210L);
+    assertThat(List.copyOf(fastKeys)).isEqualTo(List.copyOf(slowKeys));
+    assertThat(both.get(0).p50()).isLessThan(2);
+    assertThat(both.get(1).p50()).isGreaterThanOrEqualTo(5);
+  }
+
+  @Test
+  void aStallFallsOnEveryCall() throws Exception {
+    // One server for both, serial, that stalls once for 300 ms: requests of both calls queue behind it.
+    ExecutorService server = Executors.newSingleThreadExecutor();
+    AtomicLong handled = new AtomicLong();
+    Call call = i -> CompletableFuture.runAsync(() -> sleep(handled.getAndIncrement() == 300 ? 300 : 0), server);
+    List<Summary> both = OpenLoop.interleaved(List.of("a", "b"), List.of(call, call), 400, Duration.ofMillis(200),
+        Duration.ofSeconds(2));
+    server.shutdownNow();
+    for (Summary s : both) {
+      assertThat(s.p99()).as(s.name()).isGreaterThan(100);
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
