@@ -3,6 +3,7 @@ package dev.warehouse.runtime.dynamo;
 import dev.warehouse.runtime.config.ServiceConfig;
 import java.time.Duration;
 import java.util.List;
+import java.util.logging.Logger;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -18,6 +19,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClientBuilder;
 
 /** Builds the one asynchronous DynamoDB client of a process. */
 public final class DynamoClients {
+
+  private static final Logger log = Logger.getLogger(DynamoClients.class.getName());
 
   /**
    * Attempts per DynamoDB call made by the SDK itself (1 try + 2 retries), for throttling, 5xx and
@@ -67,8 +70,17 @@ public final class DynamoClients {
    */
   private static AwsCredentialsProvider credentials(ServiceConfig config) {
     if (config.dynamoEndpoint().isEmpty()) {
-      // Refreshed ahead of expiry on a background thread, never on a request's thread (handlers must not block).
-      return DefaultCredentialsProvider.builder().asyncCredentialUpdateEnabled(true).build();
+      // Resolved here, before the server serves, then refreshed ahead of expiry on a background thread:
+      // handlers run on the gRPC I/O threads and must never wait for the chain's lookups (profile files,
+      // the instance or container metadata endpoint).
+      DefaultCredentialsProvider chain = DefaultCredentialsProvider.builder().asyncCredentialUpdateEnabled(true).build();
+      try {
+        chain.resolveCredentials();
+      } catch (RuntimeException e) {
+        log.warning("event=aws_credentials_unresolved error=" + e.getClass().getSimpleName()
+            + " detail=\"the first DynamoDB calls will resolve them, and wait for it\"");
+      }
+      return chain;
     }
     try {
       EnvironmentVariableCredentialsProvider env = EnvironmentVariableCredentialsProvider.create();

@@ -17,7 +17,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
@@ -40,15 +39,13 @@ public final class ServiceProcess implements AutoCloseable {
   private final ServiceServer server;
   private final MetricsServer metrics;
   private final DynamoDbAsyncClient dynamo;
-  private final ExecutorService executor;
   private final ScheduledExecutorService scheduler;
 
   private ServiceProcess(ServiceServer server, MetricsServer metrics, DynamoDbAsyncClient dynamo,
-      ExecutorService executor, ScheduledExecutorService scheduler) {
+      ScheduledExecutorService scheduler) {
     this.server = server;
     this.metrics = metrics;
     this.dynamo = dynamo;
-    this.executor = executor;
     this.scheduler = scheduler;
   }
 
@@ -86,13 +83,11 @@ public final class ServiceProcess implements AutoCloseable {
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(namedThreads("timer"));
     ServiceContext context = new ServiceContext(config, dynamo, registry, pageTokens, Clock.systemUTC(), scheduler);
 
-    // Handlers never block (the DynamoDB client is asynchronous), so a few threads serve every call.
-    // Running them on the I/O threads instead (directExecutor) measured no faster in the layer benchmark,
-    // and would let one blocking call stall every call on its I/O thread.
-    ExecutorService executor = Executors.newFixedThreadPool(
-        Math.max(4, 2 * Runtime.getRuntime().availableProcessors()), namedThreads("grpc-handler"));
+    // Handlers run on the gRPC I/O threads: they never block (the DynamoDB client is asynchronous, and
+    // its credentials were resolved before serving and refresh in the background), and a hand-off to a
+    // handler pool cost 0.05-0.15 ms of every call's p50 in the layer benchmark (docs/performance-log.md).
     ServiceServer server = new ServiceServer(
-        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort())).executor(executor),
+        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort())).directExecutor(),
         services.apply(context),
         List.of(new MetricCollectingServerInterceptor(registry)),
         config.shutdownGrace());
@@ -101,7 +96,7 @@ public final class ServiceProcess implements AutoCloseable {
     log.info("event=started service=" + config.serviceName() + " grpc_port=" + server.port()
         + " metrics_port=" + (metrics == null ? -1 : metrics.port())
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new ServiceProcess(server, metrics, dynamo, executor, scheduler);
+    return new ServiceProcess(server, metrics, dynamo, scheduler);
   }
 
   public int grpcPort() {
@@ -121,14 +116,13 @@ public final class ServiceProcess implements AutoCloseable {
     server.awaitTermination();
   }
 
-  /** Drains in-flight calls, then releases the metrics port, the executor and the DynamoDB client. */
+  /** Drains in-flight calls, then releases the metrics port, the timer and the DynamoDB client. */
   @Override
   public void close() {
     server.stop();
     if (metrics != null) {
       metrics.close();
     }
-    executor.shutdown();
     scheduler.shutdownNow();
     dynamo.close();
     log.info("event=stopped");
