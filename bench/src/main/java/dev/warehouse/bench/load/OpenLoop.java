@@ -9,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -64,7 +65,7 @@ public final class OpenLoop {
   }
 
   private static void drive(Call call, double ratePerSecond, Duration duration,
-      java.util.function.LongFunction<LatencyStats> statsOf, int turns, LongConsumer everySecond)
+      LongFunction<LatencyStats> statsOf, int turns, LongConsumer everySecond)
       throws InterruptedException {
     long intervalNanos = (long) (1e9 / ratePerSecond);
     // Whole turns only, so that every call gets the same number of requests.

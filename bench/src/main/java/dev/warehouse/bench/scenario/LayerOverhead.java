@@ -43,8 +43,10 @@ public final class LayerOverhead {
   /** The layers over moto: how much of each request's time the emulator takes. */
   public static void onEmulator(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings, Report report)
       throws Exception {
-    Map<Op, Map<String, List<Summary>>> runs =
-        measure(stack, data, dynamo, settings.layerRate(), 1, settings.warmup(), settings.layerMeasure());
+    Map<Op, Map<String, List<Summary>>> runs;
+    try (Layers layers = new Layers(stack, data, dynamo)) {
+      runs = measure(layers, settings.layerRate(), 1, settings.warmup(), settings.layerMeasure());
+    }
     Table table = table(runs);
     report.heading(TITLE)
         .paragraph("Each operation at a fixed rate, open loop, against DynamoDB directly (the same key lookup "
@@ -70,9 +72,12 @@ public final class LayerOverhead {
   public static void onStandIn(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings, Report report)
       throws Exception {
     Duration warmup = settings.standInMeasure().dividedBy(6);
-    List<Double> warmUpRounds = warmUp(stack, data, dynamo, settings);
-    Map<Op, Map<String, List<Summary>>> runs =
-        measure(stack, data, dynamo, settings.standInRate(), settings.standInRounds(), warmup, settings.standInMeasure());
+    List<Double> warmUpRounds;
+    Map<Op, Map<String, List<Summary>>> runs;
+    try (Layers layers = new Layers(stack, data, dynamo)) {
+      warmUpRounds = warmUp(layers, settings);
+      runs = measure(layers, settings.standInRate(), settings.standInRounds(), warmup, settings.standInMeasure());
+    }
     Table table = table(runs);
     report.heading(TITLE).paragraph("**On a stand-in DynamoDB** (an HTTP endpoint in the benchmark's process that answers "
             + "GetItem, Query and TransactWriteItems with canned items in the services' format, in microseconds), "
@@ -109,23 +114,18 @@ public final class LayerOverhead {
    * agree, within 10 %, on the sum of their p50s (at most {@code MAX_WARM_UP_ROUNDS}). Returns each of
    * those rounds' sums, in ms.
    */
-  private static List<Double> warmUp(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings)
-      throws Exception {
+  private static List<Double> warmUp(Layers layers, Settings settings) throws Exception {
     KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
-    try (GrpcTarget gateway = grpc("gateway", stack.gateway.grpcPort, stack.gateway.grpcPort, data);
-        GrpcTarget service = grpc("service", stack.inventory.grpcPort, stack.orders.grpcPort, data)) {
-      List<Target> targets = List.of(new DynamoTarget(dynamo, stack.table, data), service, gateway);
-      for (Op op : OPS) {
-        for (Target target : targets) {
-          ClosedLoop.run("warm-up", target.call(op, i -> keys.next()), CLOSED_LOOP_CALLERS, Duration.ZERO,
-              settings.standInMeasure());
-        }
+    for (Op op : OPS) {
+      for (String layer : LAYERS) {
+        ClosedLoop.run("warm-up", layers.targets.get(layer).call(op, i -> keys.next()), CLOSED_LOOP_CALLERS,
+            Duration.ZERO, settings.standInMeasure());
       }
     }
     List<Double> sums = new ArrayList<>();
     Duration measure = settings.standInMeasure().dividedBy(2);
     while (sums.size() < MAX_WARM_UP_ROUNDS) {
-      double sum = measure(stack, data, dynamo, settings.standInRate(), 1, Duration.ZERO, measure).values().stream()
+      double sum = measure(layers, settings.standInRate(), 1, Duration.ZERO, measure).values().stream()
           .flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream).mapToDouble(Summary::p50).sum();
       sums.add(sum);
       // Steady once two rounds in a row agree within 10 %: a single slow round (the machine's, not the
@@ -143,31 +143,51 @@ public final class LayerOverhead {
    * of the machine or a GC pause in the load generator fell on whichever layer ran then, and the
    * difference between two layers' p99 was mostly that.
    */
-  private static Map<Op, Map<String, List<Summary>>> measure(Stack stack, DataSet data, DynamoDbAsyncClient dynamo,
-      double ratePerLayer, int rounds, Duration warmup, Duration measure) throws Exception {
+  private static Map<Op, Map<String, List<Summary>>> measure(Layers layers, double ratePerLayer, int rounds,
+      Duration warmup, Duration measure) throws Exception {
     Map<Op, Map<String, List<Summary>>> runs = new LinkedHashMap<>();
     KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
-    try (GrpcTarget gateway = grpc("gateway", stack.gateway.grpcPort, stack.gateway.grpcPort, data);
-        GrpcTarget service = grpc("service", stack.inventory.grpcPort, stack.orders.grpcPort, data)) {
-      Map<String, Target> targets = Map.of("dynamodb", new DynamoTarget(dynamo, stack.table, data),
-          "service", service, "gateway", gateway);
-      for (int round = 0; round < rounds; round++) {
-        // Each round starts at the next operation: the first after a switch of service ran slower (a
-        // service idle for a while), and rotating puts that on every operation once.
-        for (int k = 0; k < OPS.size(); k++) {
-          Op op = OPS.get((round + k) % OPS.size());
-          List<Call> calls = LAYERS.stream().map(layer -> targets.get(layer).call(op, i -> keys.next())).toList();
-          List<String> names = LAYERS.stream().map(layer -> op + " via " + layer).toList();
-          List<Summary> summaries =
-              OpenLoop.interleaved(names, calls, ratePerLayer * LAYERS.size(), warmup, measure);
-          for (int l = 0; l < LAYERS.size(); l++) {
-            runs.computeIfAbsent(op, o -> new LinkedHashMap<>())
-                .computeIfAbsent(LAYERS.get(l), x -> new ArrayList<>()).add(summaries.get(l));
-          }
+    for (int round = 0; round < rounds; round++) {
+      // Each round starts at the next operation: the first after a switch of service ran slower (a
+      // service idle for a while), and rotating puts that on every operation once.
+      for (int k = 0; k < OPS.size(); k++) {
+        Op op = OPS.get((round + k) % OPS.size());
+        List<Call> calls = LAYERS.stream().map(layer -> layers.targets.get(layer).call(op, i -> keys.next())).toList();
+        List<String> names = LAYERS.stream().map(layer -> op + " via " + layer).toList();
+        List<Summary> summaries = OpenLoop.interleaved(names, calls, ratePerLayer * LAYERS.size(), warmup, measure);
+        for (int l = 0; l < LAYERS.size(); l++) {
+          runs.computeIfAbsent(op, o -> new LinkedHashMap<>())
+              .computeIfAbsent(LAYERS.get(l), x -> new ArrayList<>()).add(summaries.get(l));
         }
       }
     }
     return runs;
+  }
+
+  /**
+   * The three layers as targets, by name, opened once for the warm-up and all the rounds (opened per
+   * round, each round began on channels that had just connected).
+   */
+  private static final class Layers implements AutoCloseable {
+    final Map<String, Target> targets;
+    private final GrpcTarget service;
+    private final GrpcTarget gateway;
+
+    Layers(Stack stack, DataSet data, DynamoDbAsyncClient dynamo) {
+      this.service = grpc("service", stack.inventory.grpcPort, stack.orders.grpcPort, data);
+      this.gateway = grpc("gateway", stack.gateway.grpcPort, stack.gateway.grpcPort, data);
+      this.targets = Map.of("dynamodb", new DynamoTarget(dynamo, stack.table, data), "service", service,
+          "gateway", gateway);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      try {
+        gateway.close();
+      } finally {
+        service.close();
+      }
+    }
   }
 
   private static GrpcTarget grpc(String name, int inventoryPort, int orderPort, DataSet data) {

@@ -9,7 +9,7 @@ import java.util.List;
  * @param layerRate requests per second to each layer of scenario 1 on the emulator
  * @param layerMeasure how long each operation is measured there (one round)
  * @param standInRate requests per second to each layer of scenario 1 on the stand-in DynamoDB
- * @param standInRounds counted rounds there (after one that is not)
+ * @param standInRounds counted rounds there (after the warm-up, which is not counted)
  * @param standInMeasure how long each operation is measured in each of those rounds
  */
 public record Settings(
