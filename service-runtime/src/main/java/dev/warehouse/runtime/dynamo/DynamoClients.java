@@ -3,6 +3,8 @@ package dev.warehouse.runtime.dynamo;
 import dev.warehouse.runtime.config.ServiceConfig;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.logging.Logger;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
@@ -32,7 +34,27 @@ public final class DynamoClients {
   /** Connections the client may hold to DynamoDB; requests beyond it queue without a thread. */
   public static final int MAX_CONNECTIONS = 128;
 
+  /**
+   * Where the SDK times out calls and attempts, and waits between retries: one thread for the process,
+   * whose tasks only complete futures and start attempts, none of which blocks. The SDK's default is a
+   * pool of five that keeps cancelled timeouts queued until they would have fired: every DynamoDB call
+   * then woke a timer thread twice, long after it had ended, and those wake-ups cost a service 9 % of a
+   * core at 600 calls per second (docs/performance-log.md). Cancelled here, a timeout leaves the queue
+   * at once.
+   */
+  private static final ScheduledExecutorService TIMEOUTS = timeouts();
+
   private DynamoClients() {}
+
+  private static ScheduledExecutorService timeouts() {
+    ScheduledThreadPoolExecutor timeouts = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "dynamodb-timeouts");
+      t.setDaemon(true);
+      return t;
+    });
+    timeouts.setRemoveOnCancelPolicy(true);
+    return timeouts;
+  }
 
   public static DynamoDbAsyncClient create(ServiceConfig config, List<ExecutionInterceptor> interceptors) {
     return create(config, SDK_MAX_ATTEMPTS, interceptors);
@@ -55,6 +77,7 @@ public final class DynamoClients {
         // one thread hand-off less per DynamoDB call.
         .asyncConfiguration(a -> a.advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, Runnable::run))
         .overrideConfiguration(o -> o
+            .scheduledExecutorService(TIMEOUTS)
             .apiCallTimeout(callTimeout)
             .apiCallAttemptTimeout(callTimeout.dividedBy(maxAttempts))
             .retryStrategy(AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(maxAttempts).build())
