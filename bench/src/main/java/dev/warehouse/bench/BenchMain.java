@@ -7,9 +7,12 @@ import dev.warehouse.bench.scenario.LayerOverhead;
 import dev.warehouse.bench.scenario.ProxyComparison;
 import dev.warehouse.bench.scenario.Settings;
 import dev.warehouse.bench.scenario.SustainedLoad;
+import dev.warehouse.bench.stack.Nginx;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.standin.StandInBackend;
 import dev.warehouse.bench.standin.StandInDynamo;
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.server.ServiceMain;
@@ -118,8 +121,11 @@ public final class BenchMain {
     String table = "bench-" + UUID.randomUUID();
     try (StandInDynamo standIn = StandInDynamo.start(table);
         Stack stack = Stack.on(root, table, standIn.endpoint());
-        DynamoDbAsyncClient direct = client(standIn.endpoint())) {
-      LayerOverhead.onStandIn(stack, new DataSet(settings.dataItems()), direct, settings, report);
+        DynamoDbAsyncClient direct = client(standIn.endpoint());
+        Nginx nginx = Nginx.start(root.resolve("target/bench-nginx-layers"), Map.of(
+            "/" + InventoryServiceGrpc.SERVICE_NAME + "/", stack.inventory.grpcPort,
+            "/" + OrderServiceGrpc.SERVICE_NAME + "/", stack.orders.grpcPort))) {
+      LayerOverhead.onStandIn(stack, new DataSet(settings.dataItems()), direct, nginx, settings, report);
     }
   }
 

@@ -8,6 +8,7 @@ import dev.warehouse.bench.load.ClosedLoop;
 import dev.warehouse.bench.load.KeyChooser;
 import dev.warehouse.bench.load.OpenLoop;
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.stack.Nginx;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.stats.Summary;
 import dev.warehouse.bench.target.DynamoTarget;
@@ -31,12 +32,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 public final class LayerOverhead {
 
   private static final List<Op> OPS = List.of(Op.A1, Op.A2, Op.A3, Op.A4, Op.A5, Op.A6, Op.PLACE_ORDER);
-  private static final List<String> LAYERS = List.of("dynamodb", "service", "gateway");
   private static final String TITLE = "1. Layer overhead";
   private static final int MAX_WARM_UP_ROUNDS = 6;
   private static final int CLOSED_LOOP_CALLERS = 4;
-  private static final List<String> HEADERS =
-      List.of("Operation", "DynamoDB", "Service", "Gateway", "Service adds", "Gateway adds", "Errors");
 
   private LayerOverhead() {}
 
@@ -44,10 +42,10 @@ public final class LayerOverhead {
   public static void onEmulator(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings, Report report)
       throws Exception {
     Map<Op, Map<String, List<Summary>>> runs;
-    try (Layers layers = new Layers(stack, data, dynamo)) {
+    try (Layers layers = new Layers(stack, data, dynamo, null)) {
       runs = measure(layers, settings.layerRate(), 1, settings.warmup(), settings.layerMeasure());
     }
-    Table table = table(runs);
+    Table table = table(runs, false);
     report.heading(TITLE)
         .paragraph("Each operation at a fixed rate, open loop, against DynamoDB directly (the same key lookup "
             + "through the AWS SDK), the service, and the gateway. The three layers run side by side: one "
@@ -59,7 +57,7 @@ public final class LayerOverhead {
         .paragraph("**On the emulator** (moto through our launcher, " + (int) settings.layerRate()
             + " requests/s to each layer, " + settings.layerMeasure().toSeconds() + " s measured after "
             + settings.warmup().toMillis() + " ms of warm-up, one round):")
-        .table(HEADERS, table.rows)
+        .table(table.headers, table.rows)
         .paragraph("Here the emulator is the bottleneck: moto serves one request at a time through our launcher, "
             + "a few ms each in Python, and for the reads the bare DynamoDB call is " + Math.round(table.minShare * 100)
             + "–" + Math.round(table.maxShare * 100) + " % of the p50 through the gateway. The differences between "
@@ -68,20 +66,26 @@ public final class LayerOverhead {
         .data("layer_overhead_emulator", table.json);
   }
 
-  /** The layers over a stand-in DynamoDB with canned answers: the targets. */
-  public static void onStandIn(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings, Report report)
-      throws Exception {
+  /**
+   * The layers over a stand-in DynamoDB with canned answers: the targets. {@code nginx} forwards to the
+   * same services, as a fourth layer beside the gateway: what a peer proxy's hop costs under the same
+   * load on the same machine.
+   */
+  public static void onStandIn(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Nginx nginx, Settings settings,
+      Report report) throws Exception {
     Duration warmup = settings.standInMeasure().dividedBy(6);
     List<Double> warmUpRounds;
     Map<Op, Map<String, List<Summary>>> runs;
-    try (Layers layers = new Layers(stack, data, dynamo)) {
+    try (Layers layers = new Layers(stack, data, dynamo, nginx)) {
       warmUpRounds = warmUp(layers, settings);
       runs = measure(layers, settings.standInRate(), settings.standInRounds(), warmup, settings.standInMeasure());
     }
-    Table table = table(runs);
+    Table table = table(runs, true);
     report.heading(TITLE).paragraph("**On a stand-in DynamoDB** (an HTTP endpoint in the benchmark's process that answers "
             + "GetItem, Query and TransactWriteItems with canned items in the services' format, in microseconds), "
-            + (int) settings.standInRate() + " requests/s to each layer, " + settings.standInMeasure().toMillis()
+            + (int) settings.standInRate() + " requests/s to each layer, with nginx " + nginx.version + " (`grpc_pass` to "
+            + "the same two services, routed by service as the gateway routes, one worker per core, upstream keepalive) "
+            + "as a fourth layer beside the gateway: a peer proxy's hop under the same load, on the same machine, " + settings.standInMeasure().toMillis()
             + " ms measured after " + warmup.toMillis() + " ms of warm-up, medians of " + settings.standInRounds()
             + " rounds. Before them, uncounted: every operation through every layer in a closed loop of "
             + CLOSED_LOOP_CALLERS + " callers for " + settings.standInMeasure().toMillis() + " ms, then rounds at "
@@ -90,18 +94,23 @@ public final class LayerOverhead {
             + warmUpRounds.stream().map(Report::ms).toList() + " ms. Four JVMs compiling on 2 cores warm up "
             + "slowly: after one uncounted round at the measured rate, the first counted rounds were still up to "
             + "30 times slower than the last.")
-        .table(HEADERS, table.rows)
+        .table(table.headers, table.rows)
         .table(List.of("Target (on the stand-in)", "Worst measured", "Met"), List.of(
             List.of("gateway adds ≤ 0.3 ms at p50", ms(table.worstGatewayP50), table.worstGatewayP50 <= 0.3 ? "yes" : "no"),
             List.of("gateway adds ≤ 1 ms at p99", ms(table.worstGatewayP99), table.worstGatewayP99 <= 1 ? "yes" : "no"),
             List.of("service adds ≤ 0.5 ms at p50 over DynamoDB", ms(table.worstServiceP50),
-                table.worstServiceP50 <= 0.5 ? "yes" : "no")))
+                table.worstServiceP50 <= 0.5 ? "yes" : "no"),
+            List.of("for reference, nginx adds (p50 / p99, the gateway's targets)",
+                ms(table.worstNginxP50) + " / " + ms(table.worstNginxP99),
+                (table.worstNginxP50 <= 0.3 ? "yes" : "no") + " / " + (table.worstNginxP99 <= 1 ? "yes" : "no"))))
         .paragraph("What limits it: with the store answering in microseconds, each hop is one loopback gRPC call "
             + "(HTTP/2 framing, protobuf, the metrics interceptor, a wake-up of the process that receives it) and, "
             + "in the service, validation, key building and the AWS SDK's request pipeline (signing, marshalling). "
             + "Here four JVMs and the load generator share 2 cores, busy about two thirds of the time at this "
             + "rate, so a wake-up often waits for a core, and a hop costs more than in section 2, where only the "
-            + "proxy and a stand-in backend run. Repeated runs of the same code differ by 0.1–0.2 ms at p50, "
+            + "proxy and a stand-in backend run. nginx, in the same schedule, shows what a proxy's hop costs here: "
+            + "worst " + ms(table.worstNginxP50) + " ms at p50 and " + ms(table.worstNginxP99) + " ms at p99, against the "
+            + "gateway's " + ms(table.worstGatewayP50) + " and " + ms(table.worstGatewayP99) + ". Repeated runs of the same code differ by 0.1–0.2 ms at p50, "
             + "about the margin between these hops and their targets; the p99 column also carries the "
             + "machine's scheduling noise and the services' GC pauses (G1 young pauses of a few ms).")
         .data("layer_overhead_standin", table.json);
@@ -117,7 +126,7 @@ public final class LayerOverhead {
   private static List<Double> warmUp(Layers layers, Settings settings) throws Exception {
     KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
     for (Op op : OPS) {
-      for (String layer : LAYERS) {
+      for (String layer : layers.targets.keySet()) {
         ClosedLoop.run("warm-up", layers.targets.get(layer).call(op, i -> keys.next()), CLOSED_LOOP_CALLERS,
             Duration.ZERO, settings.standInMeasure());
       }
@@ -152,12 +161,13 @@ public final class LayerOverhead {
       // service idle for a while), and rotating puts that on every operation once.
       for (int k = 0; k < OPS.size(); k++) {
         Op op = OPS.get((round + k) % OPS.size());
-        List<Call> calls = LAYERS.stream().map(layer -> layers.targets.get(layer).call(op, i -> keys.next())).toList();
-        List<String> names = LAYERS.stream().map(layer -> op + " via " + layer).toList();
-        List<Summary> summaries = OpenLoop.interleaved(names, calls, ratePerLayer * LAYERS.size(), warmup, measure);
-        for (int l = 0; l < LAYERS.size(); l++) {
+        List<String> layerNames = List.copyOf(layers.targets.keySet());
+        List<Call> calls = layerNames.stream().map(layer -> layers.targets.get(layer).call(op, i -> keys.next())).toList();
+        List<String> names = layerNames.stream().map(layer -> op + " via " + layer).toList();
+        List<Summary> summaries = OpenLoop.interleaved(names, calls, ratePerLayer * layerNames.size(), warmup, measure);
+        for (int l = 0; l < layerNames.size(); l++) {
           runs.computeIfAbsent(op, o -> new LinkedHashMap<>())
-              .computeIfAbsent(LAYERS.get(l), x -> new ArrayList<>()).add(summaries.get(l));
+              .computeIfAbsent(layerNames.get(l), x -> new ArrayList<>()).add(summaries.get(l));
         }
       }
     }
@@ -165,48 +175,62 @@ public final class LayerOverhead {
   }
 
   /**
-   * The three layers as targets, by name, opened once for the warm-up and all the rounds (opened per
-   * round, each round began on channels that had just connected).
+   * The layers as targets, by name, in order, opened once for the warm-up and all the rounds (opened
+   * per round, each round began on channels that had just connected); nginx, when given, as the last.
    */
   private static final class Layers implements AutoCloseable {
-    final Map<String, Target> targets;
-    private final GrpcTarget service;
-    private final GrpcTarget gateway;
+    final Map<String, Target> targets = new LinkedHashMap<>();
+    private final List<GrpcTarget> opened = new ArrayList<>();
 
-    Layers(Stack stack, DataSet data, DynamoDbAsyncClient dynamo) {
-      this.service = grpc("service", stack.inventory.grpcPort, stack.orders.grpcPort, data);
-      this.gateway = grpc("gateway", stack.gateway.grpcPort, stack.gateway.grpcPort, data);
-      this.targets = Map.of("dynamodb", new DynamoTarget(dynamo, stack.table, data), "service", service,
-          "gateway", gateway);
+    Layers(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Nginx nginx) {
+      targets.put("dynamodb", new DynamoTarget(dynamo, stack.table, data));
+      targets.put("service", grpc("service", stack.inventory.grpcPort, stack.orders.grpcPort, data));
+      targets.put("gateway", grpc("gateway", stack.gateway.grpcPort, stack.gateway.grpcPort, data));
+      if (nginx != null) {
+        targets.put("nginx", grpc("nginx", nginx.port, nginx.port, data));
+      }
+    }
+
+    private GrpcTarget grpc(String name, int inventoryPort, int orderPort, DataSet data) {
+      GrpcTarget target = new GrpcTarget(name, "127.0.0.1:" + inventoryPort, "127.0.0.1:" + orderPort, data);
+      opened.add(target);
+      return target;
     }
 
     @Override
     public void close() throws InterruptedException {
-      try {
-        gateway.close();
-      } finally {
-        service.close();
+      for (GrpcTarget target : opened) {
+        target.close();
       }
     }
   }
 
-  private static GrpcTarget grpc(String name, int inventoryPort, int orderPort, DataSet data) {
-    return new GrpcTarget(name, "127.0.0.1:" + inventoryPort, "127.0.0.1:" + orderPort, data);
-  }
-
   /** The rows of one run, and its worst differences between layers. */
   private static final class Table {
+    final List<String> headers = new ArrayList<>();
     final List<List<String>> rows = new ArrayList<>();
     final List<Map<String, Object>> json = new ArrayList<>();
     double worstGatewayP50;
     double worstGatewayP99;
     double worstServiceP50;
+    double worstNginxP50;
+    double worstNginxP99;
     double minShare = Double.MAX_VALUE;
     double maxShare;
   }
 
-  private static Table table(Map<Op, Map<String, List<Summary>>> runs) {
+  /** One row per operation; with {@code nginx}, its layer and what it adds over the service too. */
+  private static Table table(Map<Op, Map<String, List<Summary>>> runs, boolean nginx) {
     Table t = new Table();
+    t.headers.addAll(List.of("Operation", "DynamoDB", "Service", "Gateway"));
+    if (nginx) {
+      t.headers.add("nginx");
+    }
+    t.headers.addAll(List.of("Service adds", "Gateway adds"));
+    if (nginx) {
+      t.headers.add("nginx adds");
+    }
+    t.headers.add("Errors");
     for (Op op : OPS) {
       Map<String, List<Summary>> byLayer = runs.get(op);
       double d50 = Medians.of(byLayer.get("dynamodb"), Summary::p50);
@@ -223,10 +247,27 @@ public final class LayerOverhead {
         t.minShare = Math.min(t.minShare, d50 / g50);
         t.maxShare = Math.max(t.maxShare, d50 / g50);
       }
-      t.rows.add(List.of(op.toString(), ms(d50) + " / " + ms(d99), ms(s50) + " / " + ms(s99), ms(g50) + " / " + ms(g99),
-          ms(s50 - d50) + " / " + ms(s99 - d99), ms(g50 - s50) + " / " + ms(g99 - s99), Long.toString(errors)));
-      t.json.add(Map.of("op", op.toString(), "dynamodb", byLayer.get("dynamodb"), "service", byLayer.get("service"),
-          "gateway", byLayer.get("gateway")));
+      List<String> row = new ArrayList<>(List.of(op.toString(), ms(d50) + " / " + ms(d99), ms(s50) + " / " + ms(s99),
+          ms(g50) + " / " + ms(g99)));
+      double n50 = 0;
+      double n99 = 0;
+      if (nginx) {
+        n50 = Medians.of(byLayer.get("nginx"), Summary::p50);
+        n99 = Medians.of(byLayer.get("nginx"), Summary::p99);
+        t.worstNginxP50 = Math.max(t.worstNginxP50, n50 - s50);
+        t.worstNginxP99 = Math.max(t.worstNginxP99, n99 - s99);
+        row.add(ms(n50) + " / " + ms(n99));
+      }
+      row.addAll(List.of(ms(s50 - d50) + " / " + ms(s99 - d99), ms(g50 - s50) + " / " + ms(g99 - s99)));
+      if (nginx) {
+        row.add(ms(n50 - s50) + " / " + ms(n99 - s99));
+      }
+      row.add(Long.toString(errors));
+      t.rows.add(row);
+      Map<String, Object> json = new LinkedHashMap<>();
+      json.put("op", op.toString());
+      json.putAll(byLayer);
+      t.json.add(json);
     }
     return t;
   }

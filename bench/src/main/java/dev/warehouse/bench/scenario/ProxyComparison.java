@@ -7,12 +7,12 @@ import dev.warehouse.bench.data.DataSet;
 import dev.warehouse.bench.load.ClosedLoop;
 import dev.warehouse.bench.load.OpenLoop;
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.stack.Nginx;
 import dev.warehouse.bench.stack.Proc;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.stats.Summary;
 import dev.warehouse.bench.target.GrpcTarget;
 import dev.warehouse.bench.target.Target.Op;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -99,89 +99,6 @@ public final class ProxyComparison {
               + "proxy, so absolute throughput is the generator's and the stand-in's as much as the proxy's; the "
               + "per-CPU-second figure isolates the proxy's own cost.")
           .data("proxy_comparison", Map.of("latency", latency, "throughput", throughput, "requests_per_cpu_second", perCore));
-    }
-  }
-
-  /** Debian's nginx, configured as a gRPC proxy in front of the stand-in. */
-  static final class Nginx implements AutoCloseable {
-    final int port;
-    final String version;
-    private final Process process;
-    private final Path dir;
-
-    private Nginx(Process process, int port, Path dir, String version) {
-      this.process = process;
-      this.port = port;
-      this.dir = dir;
-      this.version = version;
-    }
-
-    static Nginx start(Path dir, int backendPort) throws Exception {
-      Files.createDirectories(dir.resolve("temp"));
-      int port = Proc.freePort();
-      Path conf = dir.resolve("nginx.conf");
-      Files.writeString(conf, """
-          worker_processes auto;
-          daemon off;
-          pid %1$s/nginx.pid;
-          error_log %1$s/error.log warn;
-          events { worker_connections 4096; }
-          http {
-            access_log off;
-            client_body_temp_path %1$s/temp/body;
-            proxy_temp_path %1$s/temp/proxy;
-            fastcgi_temp_path %1$s/temp/fastcgi;
-            uwsgi_temp_path %1$s/temp/uwsgi;
-            scgi_temp_path %1$s/temp/scgi;
-            upstream standin { server 127.0.0.1:%2$d; keepalive 64; }
-            server {
-              listen 127.0.0.1:%3$d http2;
-              location / { grpc_pass grpc://standin; }
-            }
-          }
-          """.formatted(dir, backendPort, port));
-      String binary = System.getenv().getOrDefault("NGINX_BIN", "nginx");
-      Process version = new ProcessBuilder(binary, "-v").redirectErrorStream(true).start();
-      String v = new String(version.getInputStream().readAllBytes()).trim().replace("nginx version: ", "");
-      version.waitFor();
-      Process process = new ProcessBuilder(binary, "-p", dir.toString(), "-c", conf.toString(), "-e", dir.resolve("error.log").toString())
-          .redirectErrorStream(true).redirectOutput(dir.resolve("stdout.log").toFile()).start();
-      for (int i = 0; i < 100; i++) {
-        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
-          return new Nginx(process, port, dir, v);
-        } catch (java.io.IOException notYet) {
-          Thread.sleep(50);
-        }
-      }
-      process.destroyForcibly();
-      throw new IllegalStateException("nginx did not start; see " + dir.resolve("error.log"));
-    }
-
-    /** CPU seconds of the master and its workers. */
-    double cpuSeconds() throws java.io.IOException {
-      long master = process.pid();
-      double total = Proc.cpuSeconds(master);
-      try (var procs = Files.list(Path.of("/proc"))) {
-        for (Path p : procs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
-          try {
-            String stat = Files.readString(p.resolve("stat"));
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            if (Long.parseLong(fields[1]) == master) {
-              total += Proc.cpuSeconds(Long.parseLong(p.getFileName().toString()));
-            }
-          } catch (java.io.IOException | RuntimeException gone) {
-            // the process ended between list and read
-          }
-        }
-      }
-      return total;
-    }
-
-    @Override
-    public void close() throws InterruptedException {
-      process.destroy();
-      process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
-      process.destroyForcibly();
     }
   }
 }
