@@ -83,11 +83,11 @@ public final class LayerOverhead {
     Table table = table(runs, true);
     report.heading(TITLE).paragraph("**On a stand-in DynamoDB** (an HTTP endpoint in the benchmark's process that answers "
             + "GetItem, Query and TransactWriteItems with canned items in the services' format, in microseconds), "
-            + (int) settings.standInRate() + " requests/s to each layer, with nginx " + nginx.version + " (`grpc_pass` to "
-            + "the same two services, routed by service as the gateway routes, one worker per core, upstream keepalive) "
-            + "as a fourth layer beside the gateway: a peer proxy's hop under the same load, on the same machine, " + settings.standInMeasure().toMillis()
+            + (int) settings.standInRate() + " requests/s to each layer, " + settings.standInMeasure().toMillis()
             + " ms measured after " + warmup.toMillis() + " ms of warm-up, medians of " + settings.standInRounds()
-            + " rounds. Before them, uncounted: every operation through every layer in a closed loop of "
+            + " rounds. " + nginx.version + " (`grpc_pass` to the same two services, routed by service as the "
+            + "gateway routes, one worker per core, upstream keepalive) is a fourth layer beside the gateway: a peer "
+            + "proxy's hop under the same load, on the same machine. Before them, uncounted: every operation through every layer in a closed loop of "
             + CLOSED_LOOP_CALLERS + " callers for " + settings.standInMeasure().toMillis() + " ms, then rounds at "
             + "the measured rate until the JVMs stop getting faster (two rounds in a row agree on the sum of "
             + "their p50s within 10 %, at most " + MAX_WARM_UP_ROUNDS + " rounds): " + warmUpRounds.size() + " rounds here, sums "
@@ -106,11 +106,12 @@ public final class LayerOverhead {
         .paragraph("What limits it: with the store answering in microseconds, each hop is one loopback gRPC call "
             + "(HTTP/2 framing, protobuf, the metrics interceptor, a wake-up of the process that receives it) and, "
             + "in the service, validation, key building and the AWS SDK's request pipeline (signing, marshalling). "
-            + "Here four JVMs and the load generator share 2 cores, busy about three quarters of the time at "
-            + "this rate (measured from /proc), so a wake-up often waits for a core, and a hop costs more than in section 2, where only the "
-            + "proxy and a stand-in backend run. nginx, in the same schedule, shows what a proxy's hop costs here: "
-            + "worst " + ms(table.worstNginxP50) + " ms at p50 and " + ms(table.worstNginxP99) + " ms at p99, against the "
-            + "gateway's " + ms(table.worstGatewayP50) + " and " + ms(table.worstGatewayP99) + ". Repeated runs of the same code differ by 0.1–0.2 ms at p50, "
+            + "Here the load generator, the stack's three JVMs and nginx share 2 cores, busy about three quarters "
+            + "of the time at this rate (measured from /proc), so a wake-up often waits for a core, and a hop costs "
+            + "more than in section 2, where only the proxy and a stand-in backend run. nginx, in the same schedule, "
+            + "shows what a proxy's hop costs here: worst " + ms(table.worstNginxP50) + " ms at p50 and "
+            + ms(table.worstNginxP99) + " ms at p99, against the gateway's " + ms(table.worstGatewayP50) + " and "
+            + ms(table.worstGatewayP99) + ". Repeated runs of the same code differ by 0.1–0.2 ms at p50, "
             + "about the margin between these hops and their targets; the p99 column also carries the "
             + "machine's scheduling noise and the services' GC pauses (G1 young pauses of a few ms).")
         .data("layer_overhead_standin", table.json);
