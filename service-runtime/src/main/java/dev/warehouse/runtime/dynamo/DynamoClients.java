@@ -38,9 +38,9 @@ public final class DynamoClients {
    * Where the SDK times out calls and attempts, and waits between retries: one thread for the process,
    * whose tasks only complete futures and start attempts, none of which blocks. The SDK's default is a
    * pool of five that keeps cancelled timeouts queued until they would have fired: every DynamoDB call
-   * then woke a timer thread twice, long after it had ended, and those wake-ups cost a service 9 % of a
-   * core at 600 calls per second (docs/performance-log.md). Cancelled here, a timeout leaves the queue
-   * at once.
+   * then woke a timer thread twice, long after it had ended, and those wake-ups cost the
+   * inventory-service about 9 % of a core in the layer benchmark (docs/performance-log.md). Cancelled
+   * here, a timeout leaves the queue at once.
    */
   private static final ScheduledExecutorService TIMEOUTS = timeouts();
 
