@@ -71,8 +71,11 @@ public final class OpenLoop {
     // Whole turns only, so that every call gets the same number of requests.
     long total = (long) (duration.toNanos() / (double) intervalNanos) / turns * turns;
     long t0 = System.nanoTime();
-    AtomicLong outstanding = new AtomicLong();
-    CountDownLatch allAnswered = new CountDownLatch(1);
+    // Counts answers still to come of all the requests, not of those sent so far: counted that way it
+    // fell to zero whenever the calls caught up between two requests, the drain below ended at once, and
+    // the last answers of the run went unrecorded.
+    AtomicLong unanswered = new AtomicLong(total);
+    CountDownLatch allAnswered = new CountDownLatch(total > 0 ? 1 : 0);
     long nextSecond = t0 + TimeUnit.SECONDS.toNanos(1);
     for (long i = 0; i < total; i++) {
       long intended = t0 + i * intervalNanos;
@@ -89,7 +92,6 @@ public final class OpenLoop {
         everySecond.accept(now);
         nextSecond += TimeUnit.SECONDS.toNanos(1);
       }
-      outstanding.incrementAndGet();
       LatencyStats stats = statsOf.apply(i);
       call.start(i).whenComplete((ok, failure) -> {
         if (failure == null) {
@@ -97,14 +99,12 @@ public final class OpenLoop {
         } else {
           stats.error(Outcome.of(failure));
         }
-        if (outstanding.decrementAndGet() == 0) {
+        if (unanswered.decrementAndGet() == 0) {
           allAnswered.countDown();
         }
       });
     }
-    if (outstanding.get() > 0) {
-      allAnswered.await(DRAIN.toMillis(), TimeUnit.MILLISECONDS);
-    }
+    allAnswered.await(DRAIN.toMillis(), TimeUnit.MILLISECONDS);
     if (everySecond != null) {
       everySecond.accept(System.nanoTime());
     }

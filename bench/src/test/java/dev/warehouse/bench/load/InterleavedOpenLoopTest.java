@@ -45,6 +45,23 @@ class InterleavedOpenLoopTest {
   }
 
   @Test
+  void theRunEnds_onlyOnceTheLastAnswersAreIn() throws Exception {
+    // Every request is answered at once but the last, which takes 200 ms: the calls catch up between
+    // any two requests, and the last answer comes well after the last request was sent.
+    var timer = Executors.newSingleThreadScheduledExecutor();
+    int total = 100;
+    Call call = i -> i == total / 2 - 1
+        ? CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(200, TimeUnit.MILLISECONDS, timer))
+        : CompletableFuture.completedFuture(null);
+    List<Summary> both = OpenLoop.interleaved(List.of("a", "b"), List.of(call, call), total, Duration.ZERO,
+        Duration.ofSeconds(1));
+    timer.shutdownNow();
+
+    assertThat(both.get(0).count() + both.get(1).count()).isEqualTo(total);
+    assertThat(both.get(1).max()).isGreaterThanOrEqualTo(200);
+  }
+
+  @Test
   void aStallFallsOnEveryCall() throws Exception {
     // One server for both, serial, that stalls once for 300 ms: requests of both calls queue behind it.
     ExecutorService server = Executors.newSingleThreadExecutor();
