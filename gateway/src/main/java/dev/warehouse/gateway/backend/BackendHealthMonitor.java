@@ -1,5 +1,6 @@
 package dev.warehouse.gateway.backend;
 
+import dev.warehouse.runtime.server.DaemonThreads;
 import io.grpc.ConnectivityState;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
@@ -18,11 +19,8 @@ public final class BackendHealthMonitor implements AutoCloseable {
 
   public static final Duration PERIOD = Duration.ofMillis(500);
 
-  private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "backend-health");
-    t.setDaemon(true);
-    return t;
-  });
+  private final ScheduledExecutorService timer =
+      Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("backend-health"));
 
   public BackendHealthMonitor(List<Backend> backends, HealthStatusManager health) {
     timer.scheduleWithFixedDelay(() -> {

@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.dynamo;
 
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.server.DaemonThreads;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
@@ -47,11 +48,7 @@ public final class DynamoClients {
   private DynamoClients() {}
 
   private static ScheduledExecutorService timeouts() {
-    ScheduledThreadPoolExecutor timeouts = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "dynamodb-timeouts");
-      t.setDaemon(true);
-      return t;
-    });
+    ScheduledThreadPoolExecutor timeouts = new ScheduledThreadPoolExecutor(1, DaemonThreads.named("dynamodb-timeouts"));
     timeouts.setRemoveOnCancelPolicy(true);
     return timeouts;
   }

@@ -2,6 +2,7 @@ package dev.warehouse.runtime.metrics;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.warehouse.runtime.server.DaemonThreads;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -25,11 +26,7 @@ public final class MetricsServer implements AutoCloseable {
   public static MetricsServer start(int port, PrometheusMeterRegistry registry) throws IOException {
     HttpServer http = HttpServer.create(new InetSocketAddress(port), 0);
     http.createContext("/metrics", exchange -> respond(exchange, registry));
-    ExecutorService executor = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, "metrics-http");
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService executor = Executors.newSingleThreadExecutor(DaemonThreads.named("metrics-http"));
     http.setExecutor(executor);
     http.start();
     return new MetricsServer(http, executor);

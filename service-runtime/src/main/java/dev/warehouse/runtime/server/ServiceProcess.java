@@ -19,9 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.logging.Logger;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
@@ -80,7 +78,7 @@ public final class ServiceProcess implements AutoCloseable {
       log.warning("event=page_token_key_random detail=\"set PAGE_TOKEN_KEY so instances accept each other's page tokens\"");
       return PageTokenCodec.withRandomKey();
     });
-    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(namedThreads("timer"));
+    ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("timer"));
     ServiceContext context = new ServiceContext(config, dynamo, registry, pageTokens, Clock.systemUTC(), scheduler);
 
     // Handlers run on the gRPC I/O threads: they never block (the DynamoDB client is asynchronous, and
@@ -126,14 +124,5 @@ public final class ServiceProcess implements AutoCloseable {
     scheduler.shutdownNow();
     dynamo.close();
     log.info("event=stopped");
-  }
-
-  private static ThreadFactory namedThreads(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 }
