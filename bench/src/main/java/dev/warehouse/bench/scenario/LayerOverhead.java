@@ -45,7 +45,7 @@ public final class LayerOverhead {
     try (Layers layers = new Layers(stack, data, dynamo, null)) {
       runs = measure(layers, settings.layerRate(), 1, settings.warmup(), settings.layerMeasure());
     }
-    Table table = table(runs, false);
+    Table table = table(runs);
     report.heading(TITLE)
         .paragraph("Each operation at a fixed rate, open loop, against DynamoDB directly (the same key lookup "
             + "through the AWS SDK), the service, and the gateway. The three layers run side by side: one "
@@ -80,7 +80,7 @@ public final class LayerOverhead {
       warmUpRounds = warmUp(layers, settings);
       runs = measure(layers, settings.standInRate(), settings.standInRounds(), warmup, settings.standInMeasure());
     }
-    Table table = table(runs, true);
+    Table table = table(runs);
     report.heading(TITLE).paragraph("**On a stand-in DynamoDB** (an HTTP endpoint in the benchmark's process that answers "
             + "GetItem, Query and TransactWriteItems with canned items in the services' format, in microseconds), "
             + (int) settings.standInRate() + " requests/s to each layer, " + settings.standInMeasure().toMillis()
@@ -157,12 +157,12 @@ public final class LayerOverhead {
       Duration warmup, Duration measure) throws Exception {
     Map<Op, Map<String, List<Summary>>> runs = new LinkedHashMap<>();
     KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
+    List<String> layerNames = List.copyOf(layers.targets.keySet());
     for (int round = 0; round < rounds; round++) {
       // Each round starts at the next operation: the first after a switch of service ran slower (a
       // service idle for a while), and rotating puts that on every operation once.
       for (int k = 0; k < OPS.size(); k++) {
         Op op = OPS.get((round + k) % OPS.size());
-        List<String> layerNames = List.copyOf(layers.targets.keySet());
         List<Call> calls = layerNames.stream().map(layer -> layers.targets.get(layer).call(op, i -> keys.next())).toList();
         List<String> names = layerNames.stream().map(layer -> op + " via " + layer).toList();
         List<Summary> summaries = OpenLoop.interleaved(names, calls, ratePerLayer * layerNames.size(), warmup, measure);
@@ -220,8 +220,9 @@ public final class LayerOverhead {
     double maxShare;
   }
 
-  /** One row per operation; with {@code nginx}, its layer and what it adds over the service too. */
-  private static Table table(Map<Op, Map<String, List<Summary>>> runs, boolean nginx) {
+  /** One row per operation; where nginx was measured, its layer and what it adds over the service too. */
+  private static Table table(Map<Op, Map<String, List<Summary>>> runs) {
+    boolean nginx = runs.get(OPS.get(0)).containsKey("nginx");
     Table t = new Table();
     t.headers.addAll(List.of("Operation", "DynamoDB", "Service", "Gateway"));
     if (nginx) {

@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 
 /**
  * Debian's nginx as a gRPC proxy ({@code grpc_pass}, upstream keepalive, one worker per core): the
@@ -81,23 +80,10 @@ public final class Nginx implements AutoCloseable {
   }
 
   /** CPU seconds of the master and its workers. */
-  public double cpuSeconds() throws IOException {
-    long master = process.pid();
-    double total = Proc.cpuSeconds(master);
-    try (var procs = Files.list(Path.of("/proc"))) {
-      for (Path p : procs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
-        try {
-          String stat = Files.readString(p.resolve("stat"));
-          String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-          if (Long.parseLong(fields[1]) == master) {
-            total += Proc.cpuSeconds(Long.parseLong(p.getFileName().toString()));
-          }
-        } catch (IOException | RuntimeException gone) {
-          // the process ended between list and read
-        }
-      }
-    }
-    return total;
+  public double cpuSeconds() {
+    return Proc.cpuSeconds(process.pid())
+        // a worker that ended in the meantime (-1) counts nothing
+        + process.children().mapToDouble(worker -> Proc.cpuSeconds(worker.pid())).filter(s -> s >= 0).sum();
   }
 
   @Override
