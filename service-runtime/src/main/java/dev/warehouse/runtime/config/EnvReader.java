@@ -59,6 +59,15 @@ public final class EnvReader {
     return value;
   }
 
+  public int positiveInt(String name, int fallback) {
+    long value = positiveLong(name, fallback);
+    if (value > Integer.MAX_VALUE) {
+      problems.add(name + " must be at most " + Integer.MAX_VALUE + ", got " + value);
+      return fallback;
+    }
+    return (int) value;
+  }
+
   public boolean bool(String name, boolean fallback) {
     String value = string(name, Boolean.toString(fallback));
     if (!value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {

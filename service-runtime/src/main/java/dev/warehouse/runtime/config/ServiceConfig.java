@@ -20,6 +20,7 @@ import java.util.Optional;
  * @param pageTokenKey     AES key sealing page tokens ({@code PAGE_TOKEN_KEY}, base64 of 16 or 32 bytes);
  *                         empty means a random key per process
  * @param dynamoCallTimeout  total time one DynamoDB call may take, retries included ({@code DYNAMODB_CALL_TIMEOUT_MS})
+ * @param dynamoIoThreads  I/O threads of the DynamoDB client ({@code DYNAMODB_IO_THREADS}); see {@code DynamoClients}
  * @param shutdownGrace    how long shutdown waits for in-flight calls ({@code SHUTDOWN_GRACE_SECONDS})
  */
 public record ServiceConfig(
@@ -32,11 +33,13 @@ public record ServiceConfig(
     boolean createTable,
     Optional<byte[]> pageTokenKey,
     Duration dynamoCallTimeout,
+    int dynamoIoThreads,
     Duration shutdownGrace) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
   public static final Duration DEFAULT_DYNAMO_CALL_TIMEOUT = Duration.ofSeconds(3);
+  public static final int DEFAULT_DYNAMO_IO_THREADS = 1;
   public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(30);
 
   /**
@@ -70,6 +73,7 @@ public record ServiceConfig(
         reader.bool("TABLE_AUTO_CREATE", false),
         reader.aesKey("PAGE_TOKEN_KEY"),
         Duration.ofMillis(reader.positiveLong("DYNAMODB_CALL_TIMEOUT_MS", DEFAULT_DYNAMO_CALL_TIMEOUT.toMillis())),
+        reader.positiveInt("DYNAMODB_IO_THREADS", DEFAULT_DYNAMO_IO_THREADS),
         Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", DEFAULT_SHUTDOWN_GRACE.getSeconds())));
   }
 
@@ -84,6 +88,7 @@ public record ServiceConfig(
         + " table_auto_create=" + createTable
         + " page_token_key=" + (pageTokenKey.isPresent() ? "configured" : "random-per-process")
         + " dynamodb_call_timeout_ms=" + dynamoCallTimeout.toMillis()
+        + " dynamodb_io_threads=" + dynamoIoThreads
         + " shutdown_grace_s=" + shutdownGrace.getSeconds();
   }
 }

@@ -16,6 +16,7 @@ import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.client.config.SdkAdvancedAsyncClientOption;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
+import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClientBuilder;
@@ -68,6 +69,12 @@ public final class DynamoClients {
         .credentialsProvider(credentials(config))
         .httpClientBuilder(NettyNioAsyncHttpClient.builder()
             .maxConcurrency(MAX_CONNECTIONS)
+            // The SDK's default is two I/O threads per core, and its client passes each call between them
+            // (connection pool on one, connection on another): about 18 thread wake-ups per DynamoDB call
+            // with 4 threads, against 4 with one, which took a third off the services' CPU in the layer
+            // benchmark (docs/performance-log.md). One thread carries the load of a small instance; raise
+            // DYNAMODB_IO_THREADS when TLS to DynamoDB fills it.
+            .eventLoopGroupBuilder(SdkEventLoopGroup.builder().numberOfThreads(config.dynamoIoThreads()))
             .connectionTimeout(Duration.ofSeconds(2)))
         // The SDK completes futures on a thread pool of its own, in case callers block in callbacks. Ours
         // never do (the request path is non-blocking end to end), so they run where the response arrives:

@@ -26,7 +26,8 @@ class ServiceConfigTest {
     ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.of(
         "GRPC_PORT", "6000", "METRICS_PORT", "6001", "DYNAMODB_ENDPOINT", "http://127.0.0.1:5000",
         "AWS_REGION", "eu-west-1", "TABLE_NAME", "t", "TABLE_AUTO_CREATE", "true",
-        "PAGE_TOKEN_KEY", "MDEyMzQ1Njc4OWFiY2RlZg==", "DYNAMODB_CALL_TIMEOUT_MS", "1500", "SHUTDOWN_GRACE_SECONDS", "7"));
+        "PAGE_TOKEN_KEY", "MDEyMzQ1Njc4OWFiY2RlZg==", "DYNAMODB_CALL_TIMEOUT_MS", "1500", "DYNAMODB_IO_THREADS", "3",
+        "SHUTDOWN_GRACE_SECONDS", "7"));
     assertThat(c.grpcPort()).isEqualTo(6000);
     assertThat(c.metricsPort()).isEqualTo(6001);
     assertThat(c.dynamoEndpoint()).contains(URI.create("http://127.0.0.1:5000"));
@@ -35,6 +36,7 @@ class ServiceConfigTest {
     assertThat(c.createTable()).isTrue();
     assertThat(c.pageTokenKey()).hasValueSatisfying(k -> assertThat(k).hasSize(16));
     assertThat(c.dynamoCallTimeout().toMillis()).isEqualTo(1500);
+    assertThat(c.dynamoIoThreads()).isEqualTo(3);
     assertThat(c.shutdownGrace().getSeconds()).isEqualTo(7);
     assertThat(c.describe()).contains("page_token_key=configured").doesNotContain("MDEy");
   }
@@ -43,9 +45,10 @@ class ServiceConfigTest {
   void namesEveryMalformedVariable_withoutEchoingTheKey() {
     assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of(
         "GRPC_PORT", "70000", "METRICS_PORT", "x", "DYNAMODB_ENDPOINT", "nohost",
-        "TABLE_AUTO_CREATE", "yes", "PAGE_TOKEN_KEY", "c2hvcnQ=")))
+        "TABLE_AUTO_CREATE", "yes", "PAGE_TOKEN_KEY", "c2hvcnQ=", "DYNAMODB_IO_THREADS", "0")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContainingAll("GRPC_PORT", "METRICS_PORT", "DYNAMODB_ENDPOINT", "TABLE_AUTO_CREATE", "PAGE_TOKEN_KEY")
+        .hasMessageContainingAll("GRPC_PORT", "METRICS_PORT", "DYNAMODB_ENDPOINT", "TABLE_AUTO_CREATE", "PAGE_TOKEN_KEY",
+            "DYNAMODB_IO_THREADS")
         .message().doesNotContain("c2hvcnQ=");
   }
 }

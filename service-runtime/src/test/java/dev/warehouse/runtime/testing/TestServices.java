@@ -31,7 +31,8 @@ public final class TestServices {
   /** A service on free ports against {@code endpoint} (a fault proxy, say), with its DynamoDB call timeout. */
   public static ServiceConfig config(String serviceName, String tableName, URI endpoint, Duration dynamoCallTimeout) {
     return new ServiceConfig(serviceName, 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
-        tableName, true, Optional.of(PAGE_TOKEN_KEY), dynamoCallTimeout, Duration.ofSeconds(5));
+        tableName, true, Optional.of(PAGE_TOKEN_KEY), dynamoCallTimeout, ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
+        Duration.ofSeconds(5));
   }
 
   /** A plain client on moto, for tests that set up or inspect data behind a service's back. */
