@@ -49,10 +49,11 @@ public final class LayerOverhead {
     report.heading(TITLE)
         .paragraph("Each operation at a fixed rate, open loop, against DynamoDB directly (the same key lookup "
             + "through the AWS SDK), the service, and the gateway. The three layers run side by side: one "
-            + "schedule takes turns between them, each request to the next layer, with the same keys, so a "
+            + "schedule takes turns between them, one request to each layer per round, with the same key, so a "
             + "slow stretch of the machine or a GC pause in the load generator falls on all three alike (run "
             + "one after the other, such noise fell on whichever layer ran then, and the difference between two "
-            + "layers' p99 was mostly that). Twice: on the emulator, then on a stand-in DynamoDB endpoint. "
+            + "layers' p99 was mostly that). The order within each round is shuffled, so that no layer always "
+            + "follows the same neighbour. Twice: on the emulator, then on a stand-in DynamoDB endpoint. "
             + "Latencies in ms, p50 / p99.")
         .paragraph("**On the emulator** (moto through our launcher, " + (int) settings.layerRate()
             + " requests/s to each layer, " + settings.layerMeasure().toSeconds() + " s measured after "
@@ -148,7 +149,7 @@ public final class LayerOverhead {
   }
 
   /**
-   * {@code rounds} rounds of every operation, the three layers side by side in one schedule
+   * {@code rounds} rounds of every operation, the layers side by side in one schedule
    * ({@link OpenLoop#interleaved}) at {@code ratePerLayer} each: one after the other, a slow stretch
    * of the machine or a GC pause in the load generator fell on whichever layer ran then, and the
    * difference between two layers' p99 was mostly that.

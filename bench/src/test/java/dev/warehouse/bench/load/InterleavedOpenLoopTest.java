@@ -82,4 +82,34 @@ class InterleavedOpenLoopTest {
       Thread.currentThread().interrupt();
     }
   }
+
+  @Test
+  void everyRoundHasEachCallOnce_inAnOrderOfItsOwn() {
+    int n = 4;
+    int rounds = 1_000;
+    int[][] follows = new int[n][n];
+    int previous = -1;
+    for (long round = 0; round < rounds; round++) {
+      boolean[] seen = new boolean[n];
+      for (int k = 0; k < n; k++) {
+        int call = OpenLoop.turn(round * n + k, n);
+        assertThat(seen[call]).as("call %d twice in round %d", call, round).isFalse();
+        seen[call] = true;
+        if (previous >= 0) {
+          follows[previous][call]++;
+        }
+        previous = call;
+      }
+    }
+    // Each call is followed by each other call, not always by the same one (one in three of the time,
+    // less its share of following itself across a round's end).
+    for (int a = 0; a < n; a++) {
+      for (int b = 0; b < n; b++) {
+        if (a != b) {
+          assertThat(follows[a][b]).as("%d followed by %d", a, b).isBetween(rounds / 5, rounds / 2);
+        }
+      }
+    }
+    assertThat(OpenLoop.turn(4_242, n)).isEqualTo(OpenLoop.turn(4_242, n));
+  }
 }
