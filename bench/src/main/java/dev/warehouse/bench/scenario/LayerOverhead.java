@@ -8,6 +8,7 @@ import dev.warehouse.bench.load.ClosedLoop;
 import dev.warehouse.bench.load.KeyChooser;
 import dev.warehouse.bench.load.OpenLoop;
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.stack.MachineCpu;
 import dev.warehouse.bench.stack.Nginx;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.stats.Summary;
@@ -77,9 +78,12 @@ public final class LayerOverhead {
     Duration warmup = settings.standInMeasure().dividedBy(6);
     List<Double> warmUpRounds;
     Map<Op, Map<String, List<Summary>>> runs;
+    double busy;
     try (Layers layers = new Layers(stack, data, dynamo, nginx)) {
       warmUpRounds = warmUp(layers, settings);
+      MachineCpu before = MachineCpu.read();
       runs = measure(layers, settings.standInRate(), settings.standInRounds(), warmup, settings.standInMeasure());
+      busy = MachineCpu.read().busySince(before);
     }
     Table table = table(runs);
     report.heading(TITLE).paragraph("**On a stand-in DynamoDB** (an HTTP endpoint in the benchmark's process that answers "
@@ -107,15 +111,16 @@ public final class LayerOverhead {
         .paragraph("What limits it: with the store answering in microseconds, each hop is one loopback gRPC call "
             + "(HTTP/2 framing, protobuf, the metrics interceptor, a wake-up of the process that receives it) and, "
             + "in the service, validation, key building and the AWS SDK's request pipeline (signing, marshalling). "
-            + "Here the load generator, the stack's three JVMs and nginx share 2 cores, busy about three quarters "
-            + "of the time at this rate (measured from /proc), so a wake-up often waits for a core, and a hop costs "
-            + "more than in section 2, where only the proxy and a stand-in backend run. nginx, in the same schedule, "
-            + "shows what a proxy's hop costs here: worst " + ms(table.worstNginxP50) + " ms at p50 and "
-            + ms(table.worstNginxP99) + " ms at p99, against the gateway's " + ms(table.worstGatewayP50) + " and "
-            + ms(table.worstGatewayP99) + ". Repeated runs of the same code differ by 0.1–0.2 ms at p50, "
-            + "about the margin between these hops and their targets; the p99 column also carries the "
-            + "machine's scheduling noise and the services' GC pauses (G1 young pauses of a few ms).")
-        .data("layer_overhead_standin", table.json);
+            + "Here the load generator, the stack's three JVMs and nginx share 2 cores, busy "
+            + Math.round(busy * 100) + " % of the time during the counted rounds (from /proc/stat), so a wake-up can "
+            + "wait for a core, and a hop costs more than in section 2, where only the proxy and a stand-in backend "
+            + "run. nginx, in the same schedule, shows what a proxy's hop costs here: worst " + ms(table.worstNginxP50)
+            + " ms at p50 and " + ms(table.worstNginxP99) + " ms at p99, against the gateway's "
+            + ms(table.worstGatewayP50) + " and " + ms(table.worstGatewayP99) + ". The p99 column also carries "
+            + "the machine's scheduling noise and the JVMs' GC pauses (G1 young pauses of a few ms), so its "
+            + "differences between layers vary more from run to run than the p50's.")
+        .data("layer_overhead_standin", table.json)
+        .data("layer_overhead_standin_machine_busy_share", busy);
   }
 
   /**
