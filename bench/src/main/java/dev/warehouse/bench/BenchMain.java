@@ -164,7 +164,7 @@ public final class BenchMain {
         + "their jars, a stand-in backend and nginx), runs every scenario, and wrote this file in "
         + took.toMinutes() + " min " + took.toSecondsPart() + " s.\n\n"
         + "## Reproduce\n\n```sh\n./bench.sh            # builds the jars when missing, then runs every scenario (under 15 min)\n"
-        + "./bench.sh --quick    # a one-minute smoke run of the same tool\n```\n\n"
+        + "./bench.sh --quick    # a two-minute smoke run of the same tool\n```\n\n"
         + "## Machine\n\n" + machine() + "\n"
         + "Small and noisy machines: numbers are medians of repeated runs, and ratios are measured side by side "
         + "in one run. Timing targets live here, never in unit tests. What was made faster, with before and "
