@@ -53,6 +53,15 @@ public final class OpenLoop {
    */
   public static List<Summary> interleaved(List<String> names, List<Call> calls, double ratePerSecond, Duration warmup,
       Duration measure) throws InterruptedException {
+    return interleaved(names, calls, ratePerSecond, warmup, measure, names.stream().map(name -> LatencyStats.histogram()).toList());
+  }
+
+  /**
+   * As {@link #interleaved(List, List, double, Duration, Duration)}, and adds each call's measured
+   * latencies (µs) to {@code pools}, in order: to take percentiles over several runs together.
+   */
+  public static List<Summary> interleaved(List<String> names, List<Call> calls, double ratePerSecond, Duration warmup,
+      Duration measure, List<Histogram> pools) throws InterruptedException {
     int n = calls.size();
     Call turns = i -> calls.get(turn(i, n)).start(i / n);
     LatencyStats warm = new LatencyStats("warm-up");
@@ -62,6 +71,9 @@ public final class OpenLoop {
     long started = System.nanoTime();
     drive(turns, ratePerSecond, measure, i -> stats.get(turn(i, n)), n, null);
     double seconds = (System.nanoTime() - started) / 1e9;
+    for (int k = 0; k < n; k++) {
+      stats.get(k).addTo(pools.get(k));
+    }
     return stats.stream().map(s -> s.summary(seconds)).toList();
   }
 

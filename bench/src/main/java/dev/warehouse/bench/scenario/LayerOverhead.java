@@ -11,6 +11,7 @@ import dev.warehouse.bench.report.Report;
 import dev.warehouse.bench.stack.MachineCpu;
 import dev.warehouse.bench.stack.Nginx;
 import dev.warehouse.bench.stack.Stack;
+import dev.warehouse.bench.stats.LatencyStats;
 import dev.warehouse.bench.stats.Summary;
 import dev.warehouse.bench.target.DynamoTarget;
 import dev.warehouse.bench.target.GrpcTarget;
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.HdrHistogram.Histogram;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
@@ -42,7 +44,7 @@ public final class LayerOverhead {
   /** The layers over moto: how much of each request's time the emulator takes. */
   public static void onEmulator(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings, Report report)
       throws Exception {
-    Map<Op, Map<String, List<Summary>>> runs;
+    Rounds runs;
     try (Layers layers = new Layers(stack, data, dynamo, null)) {
       runs = measure(layers, settings.layerRate(), 1, settings.warmup(), settings.layerMeasure());
     }
@@ -55,7 +57,8 @@ public final class LayerOverhead {
             + "one after the other, such noise fell on whichever layer ran then, and the difference between two "
             + "layers' p99 was mostly that). The order within each round is shuffled, so that no layer always "
             + "follows the same neighbour. Twice: on the emulator, then on a stand-in DynamoDB endpoint. "
-            + "Latencies in ms, p50 / p99.")
+            + "Latencies in ms, p50 / p99: the p50 is the median of the rounds', the p99 is taken over the rounds' "
+            + "calls together, and the last row over every operation's.")
         .paragraph("**On the emulator** (moto through our launcher, " + (int) settings.layerRate()
             + " requests/s to each layer, " + settings.layerMeasure().toSeconds() + " s measured after "
             + settings.warmup().toMillis() + " ms of warm-up, one round):")
@@ -77,7 +80,7 @@ public final class LayerOverhead {
       Report report) throws Exception {
     Duration warmup = settings.standInMeasure().dividedBy(6);
     List<Double> warmUpRounds;
-    Map<Op, Map<String, List<Summary>>> runs;
+    Rounds runs;
     double busy;
     try (Layers layers = new Layers(stack, data, dynamo, nginx)) {
       warmUpRounds = warmUp(layers, settings);
@@ -86,6 +89,8 @@ public final class LayerOverhead {
       busy = MachineCpu.read().busySince(before);
     }
     Table table = table(runs);
+    long perLayer = runs.all.get("gateway").getTotalCount();
+    long perOp = runs.byOp.get(OPS.get(0)).get("gateway").getTotalCount();
     report.heading(TITLE).paragraph("**On a stand-in DynamoDB** (an HTTP endpoint in the benchmark's process that answers "
             + "GetItem, Query and TransactWriteItems with canned items in the services' format, in microseconds), "
             + (int) settings.standInRate() + " requests/s to each layer, " + settings.standInMeasure().toMillis()
@@ -100,14 +105,25 @@ public final class LayerOverhead {
             + "slowly: after one uncounted round at the measured rate, the first counted rounds were still up to "
             + "30 times slower than the last.")
         .table(table.headers, table.rows)
-        .table(List.of("Target (on the stand-in)", "Worst measured", "Met"), List.of(
-            List.of("gateway adds ≤ 0.3 ms at p50", ms(table.worstGatewayP50), table.worstGatewayP50 <= 0.3 ? "yes" : "no"),
-            List.of("gateway adds ≤ 1 ms at p99", ms(table.worstGatewayP99), table.worstGatewayP99 <= 1 ? "yes" : "no"),
-            List.of("service adds ≤ 0.5 ms at p50 over DynamoDB", ms(table.worstServiceP50),
+        .table(List.of("Target (on the stand-in)", "Measured", "Met"), List.of(
+            List.of("gateway adds ≤ 0.3 ms at p50 (worst operation)", ms(table.worstGatewayP50),
+                table.worstGatewayP50 <= 0.3 ? "yes" : "no"),
+            List.of("gateway adds ≤ 1 ms at p99 (all operations' " + perLayer + " calls)", ms(table.allGatewayP99),
+                table.allGatewayP99 <= 1 ? "yes" : "no"),
+            List.of("service adds ≤ 0.5 ms at p50 over DynamoDB (worst operation)", ms(table.worstServiceP50),
                 table.worstServiceP50 <= 0.5 ? "yes" : "no"),
-            List.of("for reference, nginx adds (p50 / p99, the gateway's targets)",
-                ms(table.worstNginxP50) + " / " + ms(table.worstNginxP99),
-                (table.worstNginxP50 <= 0.3 ? "yes" : "no") + " / " + (table.worstNginxP99 <= 1 ? "yes" : "no"))))
+            List.of("for reference, nginx adds (p50 / p99, as the gateway's are judged)",
+                ms(table.worstNginxP50) + " / " + ms(table.allNginxP99),
+                (table.worstNginxP50 <= 0.3 ? "yes" : "no") + " / " + (table.allNginxP99 <= 1 ? "yes" : "no"))))
+        .paragraph("The p99 target is judged on all operations' calls together: the gateway forwards bytes, the same "
+            + "work whatever the operation, so what it adds is one quantity, and each operation's row estimates it "
+            + "from " + perOp + " calls per layer, whose p99 is their " + perOp / 100 + "th slowest call. Per "
+            + "operation the gateway adds " + range(table.opGatewayP99) + " ms at p99, and nginx "
+            + range(table.opNginxP99) + "; over all operations, round by round (" + perLayer / table.roundGatewayP99.size()
+            + " calls per layer each), the gateway adds " + range(table.roundGatewayP99) + " and nginx "
+            + range(table.roundNginxP99) + ". Earlier reports took the median of the rounds' p99s, each from "
+            + perOp / table.roundGatewayP99.size() + " calls, and the worst operation: its figure moved by "
+            + "milliseconds from run to run.")
         .paragraph("What limits it: with the store answering in microseconds, each hop is one loopback gRPC call "
             + "(HTTP/2 framing, protobuf, the metrics interceptor, a wake-up of the process that receives it) and, "
             + "in the service, validation, key building and the AWS SDK's request pipeline (signing, marshalling). "
@@ -115,8 +131,8 @@ public final class LayerOverhead {
             + Math.round(busy * 100) + " % of the time during the counted rounds (from /proc/stat), so a wake-up can "
             + "wait for a core, and a hop costs more than in section 2, where only the proxy and a stand-in backend "
             + "run. nginx, in the same schedule, shows what a proxy's hop costs here: worst " + ms(table.worstNginxP50)
-            + " ms at p50 and " + ms(table.worstNginxP99) + " ms at p99, against the gateway's "
-            + ms(table.worstGatewayP50) + " and " + ms(table.worstGatewayP99) + ". The p99 column also carries "
+            + " ms at p50 and " + ms(table.allNginxP99) + " ms at p99, against the gateway's "
+            + ms(table.worstGatewayP50) + " and " + ms(table.allGatewayP99) + ". The p99 column also carries "
             + "the machine's scheduling noise and the JVMs' GC pauses (G1 young pauses of a few ms), so its "
             + "differences between layers vary more from run to run than the p50's.")
         .data("layer_overhead_standin", table.json)
@@ -141,7 +157,7 @@ public final class LayerOverhead {
     List<Double> sums = new ArrayList<>();
     Duration measure = settings.standInMeasure().dividedBy(2);
     while (sums.size() < MAX_WARM_UP_ROUNDS) {
-      double sum = measure(layers, settings.standInRate(), 1, Duration.ZERO, measure).values().stream()
+      double sum = measure(layers, settings.standInRate(), 1, Duration.ZERO, measure).summaries.values().stream()
           .flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream).mapToDouble(Summary::p50).sum();
       sums.add(sum);
       // Steady once two rounds in a row agree within 10 %: a single slow round (the machine's, not the
@@ -159,26 +175,48 @@ public final class LayerOverhead {
    * of the machine or a GC pause in the load generator fell on whichever layer ran then, and the
    * difference between two layers' p99 was mostly that.
    */
-  private static Map<Op, Map<String, List<Summary>>> measure(Layers layers, double ratePerLayer, int rounds,
-      Duration warmup, Duration measure) throws Exception {
-    Map<Op, Map<String, List<Summary>>> runs = new LinkedHashMap<>();
+  private static Rounds measure(Layers layers, double ratePerLayer, int rounds, Duration warmup, Duration measure)
+      throws Exception {
+    Rounds runs = new Rounds();
     KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
     List<String> layerNames = List.copyOf(layers.targets.keySet());
     for (int round = 0; round < rounds; round++) {
+      Map<String, Histogram> roundPool = new LinkedHashMap<>();
+      runs.byRound.add(roundPool);
       // Each round starts at the next operation: the first after a switch of service ran slower (a
       // service idle for a while), and rotating puts that on every operation once.
       for (int k = 0; k < OPS.size(); k++) {
         Op op = OPS.get((round + k) % OPS.size());
         List<Call> calls = layerNames.stream().map(layer -> layers.targets.get(layer).call(op, i -> keys.next())).toList();
         List<String> names = layerNames.stream().map(layer -> op + " via " + layer).toList();
-        List<Summary> summaries = OpenLoop.interleaved(names, calls, ratePerLayer * layerNames.size(), warmup, measure);
+        List<Histogram> latencies = layerNames.stream().map(layer -> LatencyStats.histogram()).toList();
+        List<Summary> summaries = OpenLoop.interleaved(names, calls, ratePerLayer * layerNames.size(), warmup, measure,
+            latencies);
         for (int l = 0; l < layerNames.size(); l++) {
-          runs.computeIfAbsent(op, o -> new LinkedHashMap<>())
-              .computeIfAbsent(layerNames.get(l), x -> new ArrayList<>()).add(summaries.get(l));
+          String layer = layerNames.get(l);
+          runs.summaries.computeIfAbsent(op, o -> new LinkedHashMap<>()).computeIfAbsent(layer, x -> new ArrayList<>())
+              .add(summaries.get(l));
+          for (Map<String, Histogram> pool : List.of(runs.byOp.computeIfAbsent(op, o -> new LinkedHashMap<>()), roundPool,
+              runs.all)) {
+            pool.computeIfAbsent(layer, x -> LatencyStats.histogram()).add(latencies.get(l));
+          }
         }
       }
     }
     return runs;
+  }
+
+  /**
+   * What {@link #measure} measured: each round's summary by operation and layer, for the medians of
+   * rounds, and each layer's latencies pooled: by operation over the rounds, by round over the
+   * operations, and over everything. A p99 of one round's 500 calls is its fifth slowest call, and
+   * moved by milliseconds from round to round; pooled, it rests on thousands.
+   */
+  private static final class Rounds {
+    final Map<Op, Map<String, List<Summary>>> summaries = new LinkedHashMap<>();
+    final Map<Op, Map<String, Histogram>> byOp = new LinkedHashMap<>();
+    final List<Map<String, Histogram>> byRound = new ArrayList<>();
+    final Map<String, Histogram> all = new LinkedHashMap<>();
   }
 
   /**
@@ -212,23 +250,34 @@ public final class LayerOverhead {
     }
   }
 
-  /** The rows of one run, and its worst differences between layers. */
+  /** The rows of one run, and its differences between layers. */
   private static final class Table {
     final List<String> headers = new ArrayList<>();
     final List<List<String>> rows = new ArrayList<>();
     final List<Map<String, Object>> json = new ArrayList<>();
     double worstGatewayP50;
-    double worstGatewayP99;
     double worstServiceP50;
     double worstNginxP50;
-    double worstNginxP99;
+    /** Each operation's added p99, from its calls pooled over the rounds. */
+    final List<Double> opGatewayP99 = new ArrayList<>();
+    final List<Double> opNginxP99 = new ArrayList<>();
+    /** Added p99 over every call of every operation and round. */
+    double allGatewayP99;
+    double allNginxP99;
+    /** Added p99 over every operation's calls, round by round. */
+    final List<Double> roundGatewayP99 = new ArrayList<>();
+    final List<Double> roundNginxP99 = new ArrayList<>();
     double minShare = Double.MAX_VALUE;
     double maxShare;
   }
 
-  /** One row per operation; where nginx was measured, its layer and what it adds over the service too. */
-  private static Table table(Map<Op, Map<String, List<Summary>>> runs) {
-    boolean nginx = runs.get(OPS.get(0)).containsKey("nginx");
+  /**
+   * One row per operation, p50 the median of the rounds' and p99 from the rounds' calls pooled, then
+   * a row over every operation's calls; where nginx was measured, its layer and what it adds over the
+   * service too.
+   */
+  private static Table table(Rounds runs) {
+    boolean nginx = runs.all.containsKey("nginx");
     Table t = new Table();
     t.headers.addAll(List.of("Operation", "DynamoDB", "Service", "Gateway"));
     if (nginx) {
@@ -240,43 +289,83 @@ public final class LayerOverhead {
     }
     t.headers.add("Errors");
     for (Op op : OPS) {
-      Map<String, List<Summary>> byLayer = runs.get(op);
-      double d50 = Medians.of(byLayer.get("dynamodb"), Summary::p50);
-      double d99 = Medians.of(byLayer.get("dynamodb"), Summary::p99);
-      double s50 = Medians.of(byLayer.get("service"), Summary::p50);
-      double s99 = Medians.of(byLayer.get("service"), Summary::p99);
-      double g50 = Medians.of(byLayer.get("gateway"), Summary::p50);
-      double g99 = Medians.of(byLayer.get("gateway"), Summary::p99);
+      Map<String, List<Summary>> byLayer = runs.summaries.get(op);
+      Map<String, Double> p50 = new LinkedHashMap<>();
+      byLayer.forEach((layer, rounds) -> p50.put(layer, Medians.of(rounds, Summary::p50)));
+      Map<String, Double> p99 = p99(runs.byOp.get(op));
       long errors = byLayer.values().stream().flatMap(List::stream).mapToLong(Summary::errorCount).sum();
-      t.worstGatewayP50 = Math.max(t.worstGatewayP50, g50 - s50);
-      t.worstGatewayP99 = Math.max(t.worstGatewayP99, g99 - s99);
-      t.worstServiceP50 = Math.max(t.worstServiceP50, s50 - d50);
+      t.worstGatewayP50 = Math.max(t.worstGatewayP50, p50.get("gateway") - p50.get("service"));
+      t.opGatewayP99.add(p99.get("gateway") - p99.get("service"));
+      t.worstServiceP50 = Math.max(t.worstServiceP50, p50.get("service") - p50.get("dynamodb"));
+      if (nginx) {
+        t.worstNginxP50 = Math.max(t.worstNginxP50, p50.get("nginx") - p50.get("service"));
+        t.opNginxP99.add(p99.get("nginx") - p99.get("service"));
+      }
       if (op != Op.PLACE_ORDER) {
-        t.minShare = Math.min(t.minShare, d50 / g50);
-        t.maxShare = Math.max(t.maxShare, d50 / g50);
+        t.minShare = Math.min(t.minShare, p50.get("dynamodb") / p50.get("gateway"));
+        t.maxShare = Math.max(t.maxShare, p50.get("dynamodb") / p50.get("gateway"));
       }
-      List<String> row = new ArrayList<>(List.of(op.toString(), ms(d50) + " / " + ms(d99), ms(s50) + " / " + ms(s99),
-          ms(g50) + " / " + ms(g99)));
-      double n50 = 0;
-      double n99 = 0;
-      if (nginx) {
-        n50 = Medians.of(byLayer.get("nginx"), Summary::p50);
-        n99 = Medians.of(byLayer.get("nginx"), Summary::p99);
-        t.worstNginxP50 = Math.max(t.worstNginxP50, n50 - s50);
-        t.worstNginxP99 = Math.max(t.worstNginxP99, n99 - s99);
-        row.add(ms(n50) + " / " + ms(n99));
-      }
-      row.addAll(List.of(ms(s50 - d50) + " / " + ms(s99 - d99), ms(g50 - s50) + " / " + ms(g99 - s99)));
-      if (nginx) {
-        row.add(ms(n50 - s50) + " / " + ms(n99 - s99));
-      }
-      row.add(Long.toString(errors));
-      t.rows.add(row);
+      t.rows.add(row(op.toString(), p50, p99, nginx, errors));
       Map<String, Object> json = new LinkedHashMap<>();
       json.put("op", op.toString());
       json.putAll(byLayer);
+      json.put("p99_pooled_ms", p99);
       t.json.add(json);
     }
+    Map<String, Double> allP50 = new LinkedHashMap<>();
+    runs.all.forEach((layer, latencies) -> allP50.put(layer, Summary.percentile(latencies, 50)));
+    Map<String, Double> allP99 = p99(runs.all);
+    long errors = runs.summaries.values().stream().flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream)
+        .mapToLong(Summary::errorCount).sum();
+    t.rows.add(row("**All operations**", allP50, allP99, nginx, errors));
+    t.allGatewayP99 = allP99.get("gateway") - allP99.get("service");
+    t.allNginxP99 = nginx ? allP99.get("nginx") - allP99.get("service") : 0;
+    for (Map<String, Histogram> round : runs.byRound) {
+      Map<String, Double> roundP99 = p99(round);
+      t.roundGatewayP99.add(roundP99.get("gateway") - roundP99.get("service"));
+      if (nginx) {
+        t.roundNginxP99.add(roundP99.get("nginx") - roundP99.get("service"));
+      }
+    }
+    Map<String, Object> all = new LinkedHashMap<>();
+    all.put("op", "all operations");
+    all.put("p50_pooled_ms", allP50);
+    all.put("p99_pooled_ms", allP99);
+    all.put("gateway_adds_p99_by_round_ms", t.roundGatewayP99);
+    all.put("nginx_adds_p99_by_round_ms", t.roundNginxP99);
+    t.json.add(all);
     return t;
+  }
+
+  /** "a–b", the least and most of {@code values}, in ms. */
+  private static String range(List<Double> values) {
+    return ms(values.stream().min(Double::compare).orElse(Double.NaN)) + "–"
+        + ms(values.stream().max(Double::compare).orElse(Double.NaN));
+  }
+
+  private static Map<String, Double> p99(Map<String, Histogram> byLayer) {
+    Map<String, Double> p99 = new LinkedHashMap<>();
+    byLayer.forEach((layer, latencies) -> p99.put(layer, Summary.percentile(latencies, 99)));
+    return p99;
+  }
+
+  private static List<String> row(String name, Map<String, Double> p50, Map<String, Double> p99, boolean nginx, long errors) {
+    List<String> row = new ArrayList<>(List.of(name));
+    List<String> layers = new ArrayList<>(List.of("dynamodb", "service", "gateway"));
+    if (nginx) {
+      layers.add("nginx");
+    }
+    layers.forEach(layer -> row.add(ms(p50.get(layer)) + " / " + ms(p99.get(layer))));
+    row.add(adds(p50, p99, "service", "dynamodb"));
+    row.add(adds(p50, p99, "gateway", "service"));
+    if (nginx) {
+      row.add(adds(p50, p99, "nginx", "service"));
+    }
+    row.add(Long.toString(errors));
+    return row;
+  }
+
+  private static String adds(Map<String, Double> p50, Map<String, Double> p99, String layer, String over) {
+    return ms(p50.get(layer) - p50.get(over)) + " / " + ms(p99.get(layer) - p99.get(over));
   }
 }

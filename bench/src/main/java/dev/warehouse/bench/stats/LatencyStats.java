@@ -18,11 +18,16 @@ public final class LatencyStats {
 
   private final String name;
   private final Recorder recorder = new Recorder(HIGHEST_MICROS, 3);
-  private final Histogram total = new Histogram(HIGHEST_MICROS, 3);
+  private final Histogram total = histogram();
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
 
   public LatencyStats(String name) {
     this.name = name;
+  }
+
+  /** An empty histogram of the same range and precision, to pool several measurements in. */
+  public static Histogram histogram() {
+    return new Histogram(HIGHEST_MICROS, 3);
   }
 
   public String name() {
@@ -44,6 +49,12 @@ public final class LatencyStats {
     Histogram interval = recorder.getIntervalHistogram();
     total.add(interval);
     return interval;
+  }
+
+  /** Adds every call recorded so far to {@code pool}. */
+  public synchronized void addTo(Histogram pool) {
+    interval();
+    pool.add(total);
   }
 
   /** Everything recorded so far, over {@code seconds} of measurement. */

@@ -19,11 +19,12 @@ public record Summary(
 
   public static Summary of(String name, Histogram micros, double seconds, Map<String, Long> errors) {
     return new Summary(name, micros.getTotalCount(), seconds <= 0 ? 0 : micros.getTotalCount() / seconds,
-        ms(micros, 50), ms(micros, 90), ms(micros, 99), ms(micros, 99.9),
+        percentile(micros, 50), percentile(micros, 90), percentile(micros, 99), percentile(micros, 99.9),
         micros.getTotalCount() == 0 ? 0 : micros.getMaxValue() / 1000.0, Map.copyOf(errors));
   }
 
-  private static double ms(Histogram micros, double percentile) {
+  /** The {@code percentile} of a histogram of microseconds, in ms; 0 when it is empty. */
+  public static double percentile(Histogram micros, double percentile) {
     return micros.getTotalCount() == 0 ? 0 : micros.getValueAtPercentile(percentile) / 1000.0;
   }
 

@@ -2,6 +2,7 @@ package dev.warehouse.bench.load;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warehouse.bench.stats.LatencyStats;
 import dev.warehouse.bench.stats.Summary;
 import java.time.Duration;
 import java.util.List;
@@ -11,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,6 +44,26 @@ class InterleavedOpenLoopTest {
     assertThat(List.copyOf(fastKeys)).isEqualTo(List.copyOf(slowKeys));
     assertThat(both.get(0).p50()).isLessThan(2);
     assertThat(both.get(1).p50()).isGreaterThanOrEqualTo(5);
+  }
+
+  @Test
+  void eachCallsMeasuredLatencies_gatherInItsPool_overSeveralRuns() throws Exception {
+    var timer = Executors.newSingleThreadScheduledExecutor();
+    Call fast = i -> CompletableFuture.completedFuture(null);
+    Call slow = i -> CompletableFuture.runAsync(() -> { }, CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS, timer));
+    List<Histogram> pools = List.of(LatencyStats.histogram(), LatencyStats.histogram());
+    List<Summary> first = OpenLoop.interleaved(List.of("fast", "slow"), List.of(fast, slow), 400, Duration.ofMillis(100),
+        Duration.ofMillis(500), pools);
+    List<Summary> second = OpenLoop.interleaved(List.of("fast", "slow"), List.of(fast, slow), 400, Duration.ofMillis(100),
+        Duration.ofMillis(500), pools);
+    timer.shutdownNow();
+
+    // The warm-ups' calls are not in the pools: only what the summaries counted.
+    for (int k = 0; k < 2; k++) {
+      assertThat(pools.get(k).getTotalCount()).isEqualTo(first.get(k).count() + second.get(k).count()).isPositive();
+    }
+    assertThat(Summary.percentile(pools.get(0), 99)).isLessThan(2);
+    assertThat(Summary.percentile(pools.get(1), 50)).isGreaterThanOrEqualTo(5);
   }
 
   @Test
