@@ -117,7 +117,7 @@ public final class LayerOverhead {
                 (table.worstNginxP50 <= 0.3 ? "yes" : "no") + " / " + (table.allNginxP99 <= 1 ? "yes" : "no"))))
         .paragraph("The p99 target is judged on all operations' calls together: the gateway forwards bytes, the same "
             + "work whatever the operation, so what it adds is one quantity, and each operation's row estimates it "
-            + "from " + perOp + " calls per layer, whose p99 is their " + perOp / 100 + "th slowest call. Per "
+            + "from " + perOp + " calls per layer, whose p99 rests on their slowest " + perOp / 100 + ". Per "
             + "operation the gateway adds " + range(table.opGatewayP99) + " ms at p99, and nginx "
             + range(table.opNginxP99) + "; over all operations, round by round (" + perLayer / table.roundGatewayP99.size()
             + " calls per layer each), the gateway adds " + range(table.roundGatewayP99) + " and nginx "
