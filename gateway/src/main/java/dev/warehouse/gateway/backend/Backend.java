@@ -47,7 +47,7 @@ public final class Backend implements AutoCloseable {
     this.circuitBreaker = circuitBreaker;
     this.defaultDeadline = defaultDeadline;
     eventLoops.forEach(loop -> loops.add((EventLoop) loop));
-    this.channels = loops.stream().map(loop -> (ManagedChannel) NettyChannelBuilder
+    this.channels = loops.stream().map(loop -> NettyChannelBuilder
         .forTarget(StaticAddressResolverProvider.target(addresses))
         .usePlaintext()
         .eventLoopGroup(loop)
