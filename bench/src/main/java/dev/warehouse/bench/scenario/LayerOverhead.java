@@ -292,7 +292,7 @@ public final class LayerOverhead {
       Map<String, List<Summary>> byLayer = runs.summaries.get(op);
       Map<String, Double> p50 = new LinkedHashMap<>();
       byLayer.forEach((layer, rounds) -> p50.put(layer, Medians.of(rounds, Summary::p50)));
-      Map<String, Double> p99 = p99(runs.byOp.get(op));
+      Map<String, Double> p99 = percentile(runs.byOp.get(op), 99);
       long errors = byLayer.values().stream().flatMap(List::stream).mapToLong(Summary::errorCount).sum();
       t.worstGatewayP50 = Math.max(t.worstGatewayP50, p50.get("gateway") - p50.get("service"));
       t.opGatewayP99.add(p99.get("gateway") - p99.get("service"));
@@ -312,16 +312,15 @@ public final class LayerOverhead {
       json.put("p99_pooled_ms", p99);
       t.json.add(json);
     }
-    Map<String, Double> allP50 = new LinkedHashMap<>();
-    runs.all.forEach((layer, latencies) -> allP50.put(layer, Summary.percentile(latencies, 50)));
-    Map<String, Double> allP99 = p99(runs.all);
+    Map<String, Double> allP50 = percentile(runs.all, 50);
+    Map<String, Double> allP99 = percentile(runs.all, 99);
     long errors = runs.summaries.values().stream().flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream)
         .mapToLong(Summary::errorCount).sum();
     t.rows.add(row("**All operations**", allP50, allP99, nginx, errors));
     t.allGatewayP99 = allP99.get("gateway") - allP99.get("service");
     t.allNginxP99 = nginx ? allP99.get("nginx") - allP99.get("service") : 0;
     for (Map<String, Histogram> round : runs.byRound) {
-      Map<String, Double> roundP99 = p99(round);
+      Map<String, Double> roundP99 = percentile(round, 99);
       t.roundGatewayP99.add(roundP99.get("gateway") - roundP99.get("service"));
       if (nginx) {
         t.roundNginxP99.add(roundP99.get("nginx") - roundP99.get("service"));
@@ -343,10 +342,11 @@ public final class LayerOverhead {
         + ms(values.stream().max(Double::compare).orElse(Double.NaN));
   }
 
-  private static Map<String, Double> p99(Map<String, Histogram> byLayer) {
-    Map<String, Double> p99 = new LinkedHashMap<>();
-    byLayer.forEach((layer, latencies) -> p99.put(layer, Summary.percentile(latencies, 99)));
-    return p99;
+  /** Each layer's {@code percentile}, in ms. */
+  private static Map<String, Double> percentile(Map<String, Histogram> byLayer, double percentile) {
+    Map<String, Double> values = new LinkedHashMap<>();
+    byLayer.forEach((layer, latencies) -> values.put(layer, Summary.percentile(latencies, percentile)));
+    return values;
   }
 
   private static List<String> row(String name, Map<String, Double> p50, Map<String, Double> p99, boolean nginx, long errors) {
