@@ -1,6 +1,7 @@
 package dev.warehouse.bench.scenario;
 
 import static dev.warehouse.bench.report.Report.ms;
+import static dev.warehouse.bench.report.Report.num;
 
 import dev.warehouse.bench.data.DataSet;
 import dev.warehouse.bench.load.Call;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
@@ -82,12 +84,21 @@ public final class LayerOverhead {
     List<Double> warmUpRounds;
     Rounds runs;
     double busy;
+    Map<String, Double> cpuSeconds;
     try (Layers layers = new Layers(stack, data, dynamo, nginx)) {
       warmUpRounds = warmUp(layers, settings);
       MachineCpu before = MachineCpu.read();
+      Map<String, Double> cpuBefore = processCpuSeconds(stack, nginx);
       runs = measure(layers, settings.standInRate(), settings.standInRounds(), warmup, settings.standInMeasure());
       busy = MachineCpu.read().busySince(before);
+      cpuSeconds = processCpuSeconds(stack, nginx);
+      cpuSeconds.replaceAll((process, seconds) -> seconds - cpuBefore.get(process));
     }
+    // Each process's CPU over the calls it handled: the services serve the service's, the gateway's and nginx's.
+    Map<String, Long> handled = Map.of("gateway", runs.started("gateway"), "nginx", runs.started("nginx"),
+        "services", runs.started("service", "gateway", "nginx"));
+    Map<String, Double> microsPerCall = new LinkedHashMap<>();
+    cpuSeconds.forEach((process, seconds) -> microsPerCall.put(process, seconds / handled.get(process) * 1e6));
     Table table = table(runs);
     long perLayer = runs.all.get("gateway").getTotalCount();
     long perOp = runs.byOp.get(OPS.get(0)).get("gateway").getTotalCount();
@@ -124,6 +135,11 @@ public final class LayerOverhead {
             + range(table.roundNginxP99) + ". Earlier reports took the median of the rounds' p99s, each from "
             + perOp / table.roundGatewayP99.size() + " calls, and the worst operation: its figure moved by "
             + "milliseconds from run to run.")
+        .table(List.of("Process, during the counted rounds", "Calls handled", "CPU per call (µs)"), List.of(
+            List.of("gateway: forwards", Long.toString(handled.get("gateway")), num(microsPerCall.get("gateway"))),
+            List.of("nginx: forwards", Long.toString(handled.get("nginx")), num(microsPerCall.get("nginx"))),
+            List.of("inventory- and order-service: serve, calling DynamoDB", Long.toString(handled.get("services")),
+                num(microsPerCall.get("services")))))
         .paragraph("What limits it: with the store answering in microseconds, each hop is one loopback gRPC call "
             + "(HTTP/2 framing, protobuf, the metrics interceptor, a wake-up of the process that receives it) and, "
             + "in the service, validation, key building and the AWS SDK's request pipeline (signing, marshalling). "
@@ -132,11 +148,24 @@ public final class LayerOverhead {
             + "wait for a core, and a hop costs more than in section 2, where only the proxy and a stand-in backend "
             + "run. nginx, in the same schedule, shows what a proxy's hop costs here: worst " + ms(table.worstNginxP50)
             + " ms at p50 and " + ms(table.allNginxP99) + " ms at p99, against the gateway's "
-            + ms(table.worstGatewayP50) + " and " + ms(table.allGatewayP99) + ". The p99 column also carries "
+            + ms(table.worstGatewayP50) + " and " + ms(table.allGatewayP99) + ". A forwarded call wakes the proxy "
+            + "twice, for the request and for the answer, and the CPU it then spends lies on the call's path: "
+            + num(microsPerCall.get("gateway")) + " µs per call in the gateway, " + num(microsPerCall.get("nginx"))
+            + " in nginx (user and system time from /proc, warm-up requests included). The p99 column also carries "
             + "the machine's scheduling noise and the JVMs' GC pauses (G1 young pauses of a few ms), so its "
             + "differences between layers vary more from run to run than the p50's.")
         .data("layer_overhead_standin", table.json)
-        .data("layer_overhead_standin_machine_busy_share", busy);
+        .data("layer_overhead_standin_machine_busy_share", busy)
+        .data("layer_overhead_standin_cpu_microseconds_per_call", microsPerCall);
+  }
+
+  /** CPU seconds used so far by the gateway, nginx, and the two services together. */
+  private static Map<String, Double> processCpuSeconds(Stack stack, Nginx nginx) {
+    Map<String, Double> seconds = new LinkedHashMap<>();
+    seconds.put("gateway", stack.gateway.cpuSeconds());
+    seconds.put("nginx", nginx.cpuSeconds());
+    seconds.put("services", stack.inventory.cpuSeconds() + stack.orders.cpuSeconds());
+    return seconds;
   }
 
   /**
@@ -187,7 +216,8 @@ public final class LayerOverhead {
       // service idle for a while), and rotating puts that on every operation once.
       for (int k = 0; k < OPS.size(); k++) {
         Op op = OPS.get((round + k) % OPS.size());
-        List<Call> calls = layerNames.stream().map(layer -> layers.targets.get(layer).call(op, i -> keys.next())).toList();
+        List<Call> calls = layerNames.stream().map(layer -> layers.targets.get(layer).call(op, i -> keys.next())
+            .countedBy(runs.started.computeIfAbsent(layer, x -> new LongAdder()))).toList();
         List<String> names = layerNames.stream().map(layer -> op + " via " + layer).toList();
         List<Histogram> latencies = layerNames.stream().map(layer -> LatencyStats.histogram()).toList();
         List<Summary> summaries = OpenLoop.interleaved(names, calls, ratePerLayer * layerNames.size(), warmup, measure,
@@ -217,6 +247,12 @@ public final class LayerOverhead {
     final Map<Op, Map<String, Histogram>> byOp = new LinkedHashMap<>();
     final List<Map<String, Histogram>> byRound = new ArrayList<>();
     final Map<String, Histogram> all = new LinkedHashMap<>();
+    /** Requests started to each layer, warm-up included. */
+    final Map<String, LongAdder> started = new LinkedHashMap<>();
+
+    long started(String... layers) {
+      return java.util.Arrays.stream(layers).mapToLong(layer -> started.get(layer).sum()).sum();
+    }
   }
 
   /**

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 
@@ -44,6 +45,20 @@ class InterleavedOpenLoopTest {
     assertThat(List.copyOf(fastKeys)).isEqualTo(List.copyOf(slowKeys));
     assertThat(both.get(0).p50()).isLessThan(2);
     assertThat(both.get(1).p50()).isGreaterThanOrEqualTo(5);
+  }
+
+  @Test
+  void countedCalls_countEveryRequestTheyStart_warmUpIncluded() throws Exception {
+    LongAdder first = new LongAdder();
+    LongAdder second = new LongAdder();
+    Call answered = i -> CompletableFuture.completedFuture(null);
+    List<Summary> both = OpenLoop.interleaved(List.of("first", "second"),
+        List.of(answered.countedBy(first), answered.countedBy(second)), 400, Duration.ofMillis(250), Duration.ofMillis(500));
+
+    // 400 requests/s taking turns between two calls: 50 each in the 250 ms of warm-up, 100 each measured.
+    assertThat(both).extracting(Summary::count).containsExactly(100L, 100L);
+    assertThat(first.sum()).isEqualTo(150);
+    assertThat(second.sum()).isEqualTo(150);
   }
 
   @Test
