@@ -20,6 +20,7 @@ import dev.warehouse.bench.target.Target;
 import dev.warehouse.bench.target.Target.Op;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -95,8 +96,8 @@ public final class LayerOverhead {
       cpuSeconds.replaceAll((process, seconds) -> seconds - cpuBefore.get(process));
     }
     // Each process's CPU over the calls it handled: the services serve the service's, the gateway's and nginx's.
-    Map<String, Long> handled = Map.of("gateway", runs.started("gateway"), "nginx", runs.started("nginx"),
-        "services", runs.started("service", "gateway", "nginx"));
+    Map<String, Long> handled = Map.of("gateway", runs.requests("gateway"), "nginx", runs.requests("nginx"),
+        "services", runs.requests("service", "gateway", "nginx"));
     Map<String, Double> microsPerCall = new LinkedHashMap<>();
     cpuSeconds.forEach((process, seconds) -> microsPerCall.put(process, seconds / handled.get(process) * 1e6));
     Table table = table(runs);
@@ -250,8 +251,9 @@ public final class LayerOverhead {
     /** Requests started to each layer, warm-up included. */
     final Map<String, LongAdder> started = new LinkedHashMap<>();
 
-    long started(String... layers) {
-      return java.util.Arrays.stream(layers).mapToLong(layer -> started.get(layer).sum()).sum();
+    /** Requests started to these layers together. */
+    long requests(String... layers) {
+      return Arrays.stream(layers).mapToLong(layer -> started.get(layer).sum()).sum();
     }
   }
 

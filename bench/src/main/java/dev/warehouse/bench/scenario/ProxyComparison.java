@@ -69,10 +69,10 @@ public final class ProxyComparison {
                 settings.measure(), null));
             cpuPerCall.computeIfAbsent(route, r -> new ArrayList<>())
                 .add((cpuSeconds.get(route).getAsDouble() - openBefore) / started.sum() * 1e6);
-            double cpuBefore = cpuSeconds.get(route).getAsDouble();
+            double closedBefore = cpuSeconds.get(route).getAsDouble();
             Summary closed = ClosedLoop.run(route, target.call(Op.A1, i -> 0), settings.proxyConcurrency(),
                 settings.warmup(), settings.measure());
-            double cpu = cpuSeconds.get(route).getAsDouble() - cpuBefore;
+            double cpu = cpuSeconds.get(route).getAsDouble() - closedBefore;
             throughput.computeIfAbsent(route, r -> new ArrayList<>()).add(closed);
             perCore.computeIfAbsent(route, r -> new ArrayList<>()).add(cpu > 0 ? closed.count() / cpu : Double.NaN);
           }
@@ -112,11 +112,11 @@ public final class ProxyComparison {
               num(rpsPerCore.get("gateway")) + " vs " + num(rpsPerCore.get("nginx")), met ? "yes" : "no")))
           .paragraph("What limits it: the machine has 2 cores shared by the load generator, the stand-in and the "
               + "proxy, so absolute throughput is the generator's and the stand-in's as much as the proxy's; the "
-              + "per-CPU-second figure isolates the proxy's own cost. At the fixed rate each call finds the proxy idle "
-              + "and wakes it; per call, the gateway (a grpc-java server and "
-              + "client) " + perCall(microsPerCall, rpsPerCore, "gateway") + ", the stand-in (a grpc-java server "
-              + "alone) " + perCall(microsPerCall, rpsPerCore, "direct") + ", nginx "
-              + perCall(microsPerCall, rpsPerCore, "nginx") + ".")
+              + "per-CPU-second figure isolates the proxy's own cost. At the fixed rate each call finds the proxy "
+              + "idle and wakes it; per call, the gateway (a grpc-java server and client) "
+              + perCall(microsPerCall, rpsPerCore, "gateway") + ", the stand-in (a grpc-java server alone) "
+              + perCall(microsPerCall, rpsPerCore, "direct") + ", nginx " + perCall(microsPerCall, rpsPerCore, "nginx")
+              + ".")
           .data("proxy_comparison", Map.of("latency", latency, "throughput", throughput, "requests_per_cpu_second", perCore,
               "cpu_microseconds_per_call_at_fixed_rate", cpuPerCall));
     }
