@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
@@ -37,6 +38,15 @@ public final class DynamoClients {
   public static final int MAX_CONNECTIONS = 128;
 
   /**
+   * Period of a no-op on the timer thread. The executor wakes its thread whenever a new task becomes
+   * the head of its queue, and with one call in flight at a time every call's timeouts did: the
+   * previous call's had been cancelled, and the queue was empty. A no-op due sooner than any timeout
+   * keeps the head, so scheduling a timeout wakes nothing, and the thread wakes twice a second instead
+   * of once per call. A timeout shorter than this still becomes the head, and is still kept.
+   */
+  static final Duration TIMER_HEAD = Duration.ofMillis(500);
+
+  /**
    * Where the SDK times out calls and attempts, and waits between retries: one thread for the process,
    * whose tasks only complete futures and start attempts, none of which blocks. The SDK's default is a
    * pool of five that keeps cancelled timeouts queued until they would have fired: every DynamoDB call
@@ -44,14 +54,16 @@ public final class DynamoClients {
    * inventory-service about 9 % of a core in the layer benchmark (docs/performance-log.md). Cancelled
    * here, a timeout leaves the queue at once.
    */
-  private static final ScheduledExecutorService TIMEOUTS = timeouts();
+  private static final ScheduledExecutorService TIMEOUTS = timer("dynamodb-timeouts");
 
   private DynamoClients() {}
 
-  private static ScheduledExecutorService timeouts() {
-    ScheduledThreadPoolExecutor timeouts = new ScheduledThreadPoolExecutor(1, DaemonThreads.named("dynamodb-timeouts"));
-    timeouts.setRemoveOnCancelPolicy(true);
-    return timeouts;
+  /** A timer as {@link #TIMEOUTS} is, on one daemon thread named {@code threadName}. */
+  static ScheduledExecutorService timer(String threadName) {
+    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, DaemonThreads.named(threadName));
+    timer.setRemoveOnCancelPolicy(true);
+    timer.scheduleAtFixedRate(() -> { }, TIMER_HEAD.toMillis(), TIMER_HEAD.toMillis(), TimeUnit.MILLISECONDS);
+    return timer;
   }
 
   public static DynamoDbAsyncClient create(ServiceConfig config, List<ExecutionInterceptor> interceptors) {
