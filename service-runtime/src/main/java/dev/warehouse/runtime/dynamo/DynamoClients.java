@@ -43,6 +43,7 @@ public final class DynamoClients {
    * previous call's had been cancelled, and the queue was empty. A no-op due sooner than any timeout
    * keeps the head, so scheduling a timeout wakes nothing, and the thread wakes twice a second instead
    * of once per call. A timeout shorter than this still becomes the head, and is still kept.
+   * Declared before {@link #TIMEOUTS}, which reads it as the class initializes.
    */
   static final Duration TIMER_HEAD = Duration.ofMillis(500);
 
