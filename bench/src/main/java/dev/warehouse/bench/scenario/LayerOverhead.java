@@ -118,23 +118,23 @@ public final class LayerOverhead {
             + "30 times slower than the last.")
         .table(table.headers, table.rows)
         .table(List.of("Target (on the stand-in)", "Measured", "Met"), List.of(
-            List.of("gateway adds ≤ 0.3 ms at p50 (worst operation)", ms(table.worstGatewayP50),
-                table.worstGatewayP50 <= 0.3 ? "yes" : "no"),
-            List.of("gateway adds ≤ 1 ms at p99 (all operations' " + perLayer + " calls)", ms(table.allGatewayP99),
-                table.allGatewayP99 <= 1 ? "yes" : "no"),
+            List.of("gateway adds ≤ 0.3 ms at p50 (worst operation)", ms(table.gateway.worstP50),
+                table.gateway.worstP50 <= 0.3 ? "yes" : "no"),
+            List.of("gateway adds ≤ 1 ms at p99 (all operations' " + perLayer + " calls)", ms(table.gateway.allP99),
+                table.gateway.allP99 <= 1 ? "yes" : "no"),
             List.of("service adds ≤ 0.5 ms at p50 over DynamoDB (worst operation)", ms(table.worstServiceP50),
                 table.worstServiceP50 <= 0.5 ? "yes" : "no"),
             List.of("for reference, nginx adds (p50 / p99, as the gateway's are judged)",
-                ms(table.worstNginxP50) + " / " + ms(table.allNginxP99),
-                (table.worstNginxP50 <= 0.3 ? "yes" : "no") + " / " + (table.allNginxP99 <= 1 ? "yes" : "no"))))
+                ms(table.nginx.worstP50) + " / " + ms(table.nginx.allP99),
+                (table.nginx.worstP50 <= 0.3 ? "yes" : "no") + " / " + (table.nginx.allP99 <= 1 ? "yes" : "no"))))
         .paragraph("The p99 target is judged on all operations' calls together: the gateway forwards bytes, the same "
             + "work whatever the operation, so what it adds is one quantity, and each operation's row estimates it "
             + "from " + perOp + " calls per layer, whose p99 rests on their slowest " + perOp / 100 + ". Per "
-            + "operation the gateway adds " + range(table.opGatewayP99) + " ms at p99, and nginx "
-            + range(table.opNginxP99) + "; over all operations, round by round (" + perLayer / table.roundGatewayP99.size()
-            + " calls per layer each), the gateway adds " + range(table.roundGatewayP99) + " and nginx "
-            + range(table.roundNginxP99) + ". Earlier reports took the median of the rounds' p99s, each from "
-            + perOp / table.roundGatewayP99.size() + " calls, and the worst operation: its figure moved by "
+            + "operation the gateway adds " + range(table.gateway.opP99) + " ms at p99, and nginx "
+            + range(table.nginx.opP99) + "; over all operations, round by round (" + perLayer / table.gateway.roundP99.size()
+            + " calls per layer each), the gateway adds " + range(table.gateway.roundP99) + " and nginx "
+            + range(table.nginx.roundP99) + ". Earlier reports took the median of the rounds' p99s, each from "
+            + perOp / table.gateway.roundP99.size() + " calls, and the worst operation: its figure moved by "
             + "milliseconds from run to run.")
         .table(List.of("Process, during the counted rounds", "Calls handled", "CPU per call (µs)"), List.of(
             List.of("gateway: forwards", Long.toString(handled.get("gateway")), num(microsPerCall.get("gateway"))),
@@ -147,9 +147,9 @@ public final class LayerOverhead {
             + "Here the load generator, the stack's three JVMs and nginx share 2 cores, busy "
             + Math.round(busy * 100) + " % of the time during the counted rounds (from /proc/stat), so a wake-up can "
             + "wait for a core, and a hop costs more than in section 2, where only the proxy and a stand-in backend "
-            + "run. nginx, in the same schedule, shows what a proxy's hop costs here: worst " + ms(table.worstNginxP50)
-            + " ms at p50 and " + ms(table.allNginxP99) + " ms at p99, against the gateway's "
-            + ms(table.worstGatewayP50) + " and " + ms(table.allGatewayP99) + ". A forwarded call wakes the proxy "
+            + "run. nginx, in the same schedule, shows what a proxy's hop costs here: worst " + ms(table.nginx.worstP50)
+            + " ms at p50 and " + ms(table.nginx.allP99) + " ms at p99, against the gateway's "
+            + ms(table.gateway.worstP50) + " and " + ms(table.gateway.allP99) + ". A forwarded call wakes the proxy "
             + "twice, for the request and for the answer, and the CPU it then spends lies on the call's path: "
             + num(microsPerCall.get("gateway")) + " µs per call in the gateway, " + num(microsPerCall.get("nginx"))
             + " in nginx (user and system time from /proc, warm-up requests included). The p99 column also carries "
@@ -288,23 +288,27 @@ public final class LayerOverhead {
     }
   }
 
+  /** What a proxy's hop adds to the service's latency, in ms. */
+  private static final class Hop {
+    /** The most it adds at p50, over the operations (medians of rounds). */
+    double worstP50;
+    /** Each operation's added p99, from its calls pooled over the rounds. */
+    final List<Double> opP99 = new ArrayList<>();
+    /** Added p99 over every call of every operation and round. */
+    double allP99;
+    /** Added p99 over every operation's calls, round by round. */
+    final List<Double> roundP99 = new ArrayList<>();
+  }
+
   /** The rows of one run, and its differences between layers. */
   private static final class Table {
     final List<String> headers = new ArrayList<>();
     final List<List<String>> rows = new ArrayList<>();
     final List<Map<String, Object>> json = new ArrayList<>();
-    double worstGatewayP50;
     double worstServiceP50;
-    double worstNginxP50;
-    /** Each operation's added p99, from its calls pooled over the rounds. */
-    final List<Double> opGatewayP99 = new ArrayList<>();
-    final List<Double> opNginxP99 = new ArrayList<>();
-    /** Added p99 over every call of every operation and round. */
-    double allGatewayP99;
-    double allNginxP99;
-    /** Added p99 over every operation's calls, round by round. */
-    final List<Double> roundGatewayP99 = new ArrayList<>();
-    final List<Double> roundNginxP99 = new ArrayList<>();
+    /** What each proxy adds over the service; nginx's stays empty where it was not measured. */
+    final Hop gateway = new Hop();
+    final Hop nginx = new Hop();
     double minShare = Double.MAX_VALUE;
     double maxShare;
   }
@@ -317,6 +321,10 @@ public final class LayerOverhead {
   private static Table table(Rounds runs) {
     boolean nginx = runs.all.containsKey("nginx");
     Table t = new Table();
+    Map<String, Hop> hops = new LinkedHashMap<>(Map.of("gateway", t.gateway));
+    if (nginx) {
+      hops.put("nginx", t.nginx);
+    }
     t.headers.addAll(List.of("Operation", "DynamoDB", "Service", "Gateway"));
     if (nginx) {
       t.headers.add("nginx");
@@ -332,13 +340,11 @@ public final class LayerOverhead {
       byLayer.forEach((layer, rounds) -> p50.put(layer, Medians.of(rounds, Summary::p50)));
       Map<String, Double> p99 = percentile(runs.byOp.get(op), 99);
       long errors = byLayer.values().stream().flatMap(List::stream).mapToLong(Summary::errorCount).sum();
-      t.worstGatewayP50 = Math.max(t.worstGatewayP50, p50.get("gateway") - p50.get("service"));
-      t.opGatewayP99.add(p99.get("gateway") - p99.get("service"));
       t.worstServiceP50 = Math.max(t.worstServiceP50, p50.get("service") - p50.get("dynamodb"));
-      if (nginx) {
-        t.worstNginxP50 = Math.max(t.worstNginxP50, p50.get("nginx") - p50.get("service"));
-        t.opNginxP99.add(p99.get("nginx") - p99.get("service"));
-      }
+      hops.forEach((proxy, hop) -> {
+        hop.worstP50 = Math.max(hop.worstP50, p50.get(proxy) - p50.get("service"));
+        hop.opP99.add(p99.get(proxy) - p99.get("service"));
+      });
       if (op != Op.PLACE_ORDER) {
         t.minShare = Math.min(t.minShare, p50.get("dynamodb") / p50.get("gateway"));
         t.maxShare = Math.max(t.maxShare, p50.get("dynamodb") / p50.get("gateway"));
@@ -355,21 +361,17 @@ public final class LayerOverhead {
     long errors = runs.summaries.values().stream().flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream)
         .mapToLong(Summary::errorCount).sum();
     t.rows.add(row("**All operations**", allP50, allP99, nginx, errors));
-    t.allGatewayP99 = allP99.get("gateway") - allP99.get("service");
-    t.allNginxP99 = nginx ? allP99.get("nginx") - allP99.get("service") : 0;
+    hops.forEach((proxy, hop) -> hop.allP99 = allP99.get(proxy) - allP99.get("service"));
     for (Map<String, Histogram> round : runs.byRound) {
       Map<String, Double> roundP99 = percentile(round, 99);
-      t.roundGatewayP99.add(roundP99.get("gateway") - roundP99.get("service"));
-      if (nginx) {
-        t.roundNginxP99.add(roundP99.get("nginx") - roundP99.get("service"));
-      }
+      hops.forEach((proxy, hop) -> hop.roundP99.add(roundP99.get(proxy) - roundP99.get("service")));
     }
     Map<String, Object> all = new LinkedHashMap<>();
     all.put("op", "all operations");
     all.put("p50_pooled_ms", allP50);
     all.put("p99_pooled_ms", allP99);
-    all.put("gateway_adds_p99_by_round_ms", t.roundGatewayP99);
-    all.put("nginx_adds_p99_by_round_ms", t.roundNginxP99);
+    all.put("gateway_adds_p99_by_round_ms", t.gateway.roundP99);
+    all.put("nginx_adds_p99_by_round_ms", t.nginx.roundP99);
     t.json.add(all);
     return t;
   }
