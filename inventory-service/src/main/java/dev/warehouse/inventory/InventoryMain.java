@@ -27,8 +27,7 @@ public final class InventoryMain {
 
   /** The production wiring, shared with the tests. */
   static List<BindableService> services(ServiceContext context) {
-    DynamoInventoryRepository repository =
-        new DynamoInventoryRepository(context.dynamo(), context.config().tableName(), context.pageTokens());
+    DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store());
     InventoryService service = new InventoryService(repository, context.clock());
     return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES));
   }

@@ -5,7 +5,6 @@ import dev.warehouse.order.domain.OrderService;
 import dev.warehouse.order.grpc.OrderGrpcEndpoint;
 import dev.warehouse.order.store.DynamoOrderRepository;
 import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.dynamo.TransactionRunner;
 import dev.warehouse.runtime.server.ServiceContext;
 import dev.warehouse.runtime.server.ServiceMain;
 import io.grpc.BindableService;
@@ -21,12 +20,6 @@ public final class OrderMain {
   public static final String SERVICE_NAME = "order-service";
   public static final int DEFAULT_GRPC_PORT = 50053;
   public static final int DEFAULT_METRICS_PORT = 9093;
-  /**
-   * The SDK makes one attempt per call: resilience4j ({@link TransactionRunner}) owns the retries of
-   * transactions, and reads are retried by the caller (the gateway), so layers never multiply.
-   */
-  public static final int SDK_MAX_ATTEMPTS = 1;
-
   private OrderMain() {}
 
   public static void main(String[] args) throws Exception {
@@ -34,15 +27,12 @@ public final class OrderMain {
     if (args.length > 0 && args[0].equals("audit")) {
       System.exit(OrderAudit.run(config, Arrays.copyOfRange(args, 1, args.length), System.out));
     }
-    ServiceMain.run(config, SDK_MAX_ATTEMPTS, OrderMain::services);
+    ServiceMain.run(config, OrderMain::services);
   }
 
   /** The production wiring, shared with the tests. */
   static List<BindableService> services(ServiceContext context) {
-    TransactionRunner transactions = new TransactionRunner(
-        context.dynamo(), context.scheduler(), context.meterRegistry(), context.config().dynamoCallTimeout());
-    DynamoOrderRepository repository = new DynamoOrderRepository(
-        context.dynamo(), context.config().tableName(), transactions, context.pageTokens());
+    DynamoOrderRepository repository = new DynamoOrderRepository(context.store());
     return List.of(new OrderGrpcEndpoint(new OrderService(repository, context.clock())));
   }
 }

@@ -10,7 +10,7 @@ import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
-import dev.warehouse.runtime.dynamo.TransactionRunner;
+import dev.warehouse.runtime.dynamo.DynamoCalls;
 import dev.warehouse.runtime.testing.DynamoFaultProxy.Fault;
 import io.grpc.Status;
 import java.time.Duration;
@@ -98,7 +98,7 @@ class OrderFaultsTest {
     orders.proxy.inject(TRANSACT, Fault.TRANSACTION_CONFLICT, Integer.MAX_VALUE);
     String orderId = id("O");
     assertStatus(() -> place(order(id("C"), orderId, "2026-07-26").build()), Status.Code.ABORTED, "TRANSACTION_CONFLICT");
-    assertThat(orders.proxy.calls(TRANSACT) - before).isEqualTo(TransactionRunner.MAX_ATTEMPTS);
+    assertThat(orders.proxy.calls(TRANSACT) - before).isEqualTo(DynamoCalls.MAX_ATTEMPTS);
     orders.proxy.clear();
     assertStatus(() -> orders.stub().getOrder(GetOrderRequest.newBuilder().setOrderId(orderId).build()),
         Status.Code.NOT_FOUND, "ORDER_NOT_FOUND");
@@ -150,6 +150,6 @@ class OrderFaultsTest {
         .contains("dynamodb_transactions_total{application=\"order-service\",operation=\"PlaceOrder\",outcome=\"committed\"}")
         .contains("dynamodb_transaction_duration_seconds_bucket{application=\"order-service\",operation=\"PlaceOrder\",outcome=\"committed\"")
         .contains("dynamodb_transaction_attempts_count{application=\"order-service\",operation=\"PlaceOrder\"}")
-        .contains("resilience4j_retry_calls_total{application=\"order-service\",kind=\"successful_with_retry\",name=\"dynamodb-transactions\"}");
+        .contains("resilience4j_retry_calls_total{application=\"order-service\",kind=\"successful_with_retry\",name=\"dynamodb\"}");
   }
 }

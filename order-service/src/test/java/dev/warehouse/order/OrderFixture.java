@@ -43,7 +43,7 @@ final class OrderFixture implements AutoCloseable {
   OrderFixture(Duration dynamoCallTimeout) throws Exception {
     process = ServiceProcess.start(
         TestServices.config(OrderMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout),
-        OrderMain.SDK_MAX_ATTEMPTS, OrderMain::services, List.of(recorder));
+        OrderMain::services, List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     dynamo = TestServices.dynamo(table);
   }

@@ -9,7 +9,6 @@ import static dev.warehouse.bench.data.DataSet.warehouseOf;
 
 import dev.warehouse.bench.data.DataSet;
 import dev.warehouse.bench.load.Call;
-import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.order.domain.Money;
 import dev.warehouse.order.domain.Order;
@@ -19,6 +18,7 @@ import dev.warehouse.order.store.OrderKeys;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -54,10 +54,10 @@ public final class DynamoTarget implements Target {
   @Override
   public Call call(Op op, LongToIntFunction key) {
     return switch (op) {
-      case A1 -> i -> get(InventoryItems.serialKey(serial(key.applyAsInt(i) % data.serials)));
+      case A1 -> i -> get(InventoryKeys.serialItem(serial(key.applyAsInt(i) % data.serials)).attributes());
       case A2 -> i -> {
         int p = key.applyAsInt(i) % data.products;
-        return get(InventoryItems.inventoryKey(product(p), warehouseOf(p, 0)));
+        return get(InventoryKeys.stock(product(p), warehouseOf(p, 0)).attributes());
       };
       case A3 -> i -> query(null, SingleTable.PK, SingleTable.SK, InventoryKeys.productPk(product(key.applyAsInt(i) % data.products)),
           InventoryKeys.warehousesPrefix(), true);
@@ -115,10 +115,8 @@ public final class DynamoTarget implements Target {
     Instant now = Instant.now();
     Order order = new Order("B-" + UUID.randomUUID(), customerId, LocalDate.parse("2026-12-02"), OrderStatus.PLACED,
         new Money("EUR", 25, 0), 1, now, now);
-    Map<String, AttributeValue> request = Map.of(
-        SingleTable.PK, AttributeValue.fromS(OrderKeys.customerPk(customerId)),
-        SingleTable.SK, AttributeValue.fromS(OrderKeys.requestSk(UUID.randomUUID().toString())),
-        "order_id", AttributeValue.fromS(order.orderId()));
+    Map<String, AttributeValue> request = new HashMap<>(OrderKeys.orderRequest(customerId, UUID.randomUUID().toString()).attributes());
+    request.put("order_id", AttributeValue.fromS(order.orderId()));
     return dynamo.transactWriteItems(b -> b
         .transactItems(putIfAbsent(OrderItems.corridorItem(order)), putIfAbsent(OrderItems.directItem(order)), putIfAbsent(request))
         .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL));

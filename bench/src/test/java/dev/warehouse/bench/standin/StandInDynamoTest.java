@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.warehouse.bench.data.DataSet;
-import dev.warehouse.inventory.store.InventoryItems;
+import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.order.store.OrderKeys;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import java.util.Map;
@@ -44,10 +44,10 @@ class StandInDynamoTest {
 
   @Test
   void getItem_answersWithAnItemOfTheRouteAsked() {
-    GetItemResponse serial = get(InventoryItems.serialKey(DataSet.serial(7)));
+    GetItemResponse serial = get(InventoryKeys.serialItem(DataSet.serial(7)).attributes());
     assertThat(serial.item().get(SingleTable.PK).s()).startsWith("SERIAL#");
     assertThat(serial.consumedCapacity().capacityUnits()).isEqualTo(0.5);
-    assertThat(get(InventoryItems.inventoryKey(DataSet.product(3), DataSet.warehouse(1))).item().get(SingleTable.SK).s())
+    assertThat(get(InventoryKeys.stock(DataSet.product(3), DataSet.warehouse(1)).attributes()).item().get(SingleTable.SK).s())
         .startsWith("WAREHOUSE#");
     assertThat(get(Map.of(SingleTable.PK, AttributeValue.fromS("ORDER#O-1"), SingleTable.SK, AttributeValue.fromS("METADATA")))
         .item()).containsKey("order_id");

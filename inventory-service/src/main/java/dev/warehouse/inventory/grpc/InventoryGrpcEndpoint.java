@@ -121,6 +121,8 @@ public final class InventoryGrpcEndpoint extends InventoryServiceGrpc.InventoryS
       dev.warehouse.inventory.v1.ProductInventory inventory = request.getInventory();
       if (inventory.getQuantity() < 0) {
         v.add("inventory.quantity", "must not be negative");
+      } else if (inventory.getQuantity() > ProductInventory.MAX_QUANTITY) {
+        v.add("inventory.quantity", "must be at most " + ProductInventory.MAX_QUANTITY);
       }
       ProductInventory stock = new ProductInventory(
           v.id("inventory.product_id", inventory.getProductId()),

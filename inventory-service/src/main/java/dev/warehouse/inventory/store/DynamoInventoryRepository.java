@@ -1,6 +1,5 @@
 package dev.warehouse.inventory.store;
 
-import dev.warehouse.runtime.error.Failures;
 import static dev.warehouse.inventory.store.InventoryItems.CREATE_TIME;
 import static dev.warehouse.inventory.store.InventoryItems.DELTA;
 import static dev.warehouse.inventory.store.InventoryItems.ENTITY;
@@ -19,63 +18,50 @@ import dev.warehouse.inventory.domain.PageQuery;
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.domain.SerialItem;
 import dev.warehouse.inventory.domain.StockAdjustment;
-import dev.warehouse.runtime.dynamo.DynamoErrors;
-import dev.warehouse.runtime.dynamo.PagedQuery;
+import dev.warehouse.runtime.dynamo.ConditionFailedException;
+import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.SingleTable;
-import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
-import dev.warehouse.runtime.metrics.DynamoMetrics;
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.paging.Page;
-import dev.warehouse.runtime.paging.PageTokenCodec;
-import dev.warehouse.runtime.routing.Route;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.function.Function;
-import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
-import software.amazon.awssdk.services.dynamodb.model.CancellationReason;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
-import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
-import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
 
-/** {@link InventoryRepository} on the single DynamoDB table, through the asynchronous client. */
+/** {@link InventoryRepository} on the single DynamoDB table, through the shared {@link DynamoStore}. */
 public final class DynamoInventoryRepository implements InventoryRepository {
 
   /** How long an AdjustStock request id is remembered; a retry later than this applies again. */
   public static final Duration REQUEST_RECORD_TTL = Duration.ofDays(7);
 
-  private static final String CONDITION_FAILED = "ConditionalCheckFailed";
+  /** Positions of the items in the AdjustStock transaction, for reading its cancellation reasons. */
+  private static final int STOCK = 0;
+  private static final int REQUEST = 1;
 
-  private final DynamoDbAsyncClient dynamo;
-  private final String table;
-  private final PagedQuery baseTablePages;
-  private final PagedQuery gsi1Pages;
+  private final DynamoStore store;
 
-  public DynamoInventoryRepository(DynamoDbAsyncClient dynamo, String table, PageTokenCodec pageTokens) {
-    this.dynamo = dynamo;
-    this.table = table;
-    this.baseTablePages = new PagedQuery(dynamo, pageTokens, List.of(PK, SK));
-    this.gsi1Pages = new PagedQuery(dynamo, pageTokens, List.of(GSI1_PK, GSI1_SK, PK, SK));
+  public DynamoInventoryRepository(DynamoStore store) {
+    this.store = store;
   }
 
   @Override
   public CompletableFuture<Optional<SerialItem>> findSerialItem(String serialNumber, boolean consistentRead) {
-    return get(InventoryKeys.SERIAL_ITEM, InventoryItems.serialKey(serialNumber), consistentRead, InventoryItems::toSerialItem);
+    return store.get(InventoryKeys.SERIAL_ITEM, InventoryKeys.serialItem(serialNumber), consistentRead,
+        InventoryItems::toSerialItem);
   }
 
   @Override
   public CompletableFuture<Optional<ProductInventory>> findInventory(String productId, String warehouseId, boolean consistentRead) {
-    return get(InventoryKeys.PRODUCT_AT_WAREHOUSE, InventoryItems.inventoryKey(productId, warehouseId), consistentRead,
+    return store.get(InventoryKeys.PRODUCT_AT_WAREHOUSE, InventoryKeys.stock(productId, warehouseId), consistentRead,
         InventoryItems::toProductInventory);
   }
 
@@ -83,17 +69,14 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   public CompletableFuture<Page<ProductInventory>> listByProduct(String productId, PageQuery page) {
     String pk = InventoryKeys.productPk(productId);
     QueryRequest query = QueryRequest.builder()
-        .tableName(table)
         .keyConditionExpression("#pk = :pk AND begins_with(#sk, :prefix)")
         .expressionAttributeNames(Map.of("#pk", PK, "#sk", SK))
         .expressionAttributeValues(Map.of(
             ":pk", AttributeValue.fromS(pk), ":prefix", AttributeValue.fromS(InventoryKeys.warehousesPrefix())))
         .consistentRead(page.consistentRead())
-        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
-        .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.WAREHOUSES_OF_PRODUCT.patternId()))
         .build();
-    return baseTablePages.page(query, page.pageSize(), page.pageToken(),
-        InventoryKeys.WAREHOUSES_OF_PRODUCT.patternId() + "|" + pk, Map.entry(PK, pk),
+    return store.query(InventoryKeys.WAREHOUSES_OF_PRODUCT, query, page.pageSize(), page.pageToken(),
+        InventoryKeys.WAREHOUSES_OF_PRODUCT.patternId() + "|" + pk, List.of(PK, SK), Map.entry(PK, pk),
         InventoryItems::toProductInventory);
   }
 
@@ -101,163 +84,118 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   public CompletableFuture<Page<ProductInventory>> listByWarehouse(String warehouseId, PageQuery page) {
     String pk = InventoryKeys.warehouseGsiPk(warehouseId);
     QueryRequest query = QueryRequest.builder()
-        .tableName(table)
         .indexName(GSI1)
         .keyConditionExpression("#pk = :pk AND begins_with(#sk, :prefix)")
         .expressionAttributeNames(Map.of("#pk", GSI1_PK, "#sk", GSI1_SK))
         .expressionAttributeValues(Map.of(
             ":pk", AttributeValue.fromS(pk), ":prefix", AttributeValue.fromS(InventoryKeys.productsPrefix())))
-        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
-        .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.PRODUCTS_IN_WAREHOUSE.patternId()))
         .build();
-    return gsi1Pages.page(query, page.pageSize(), page.pageToken(),
-        InventoryKeys.PRODUCTS_IN_WAREHOUSE.patternId() + "|" + pk, Map.entry(GSI1_PK, pk),
-        InventoryItems::toProductInventory);
+    return store.query(InventoryKeys.PRODUCTS_IN_WAREHOUSE, query, page.pageSize(), page.pageToken(),
+        InventoryKeys.PRODUCTS_IN_WAREHOUSE.patternId() + "|" + pk, List.of(GSI1_PK, GSI1_SK, PK, SK),
+        Map.entry(GSI1_PK, pk), InventoryItems::toProductInventory);
   }
 
   @Override
   public CompletableFuture<SerialItem> putSerialItem(SerialItem item) {
-    return dynamo.putItem(b -> b.tableName(table).item(InventoryItems.toItem(item))
-            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
-            .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.PUT_SERIAL_ITEM.patternId())))
-        .handle((ok, failure) -> {
-          if (failure != null) {
-            throw DynamoErrors.translate(failure);
-          }
-          return item;
-        });
+    return store.put(InventoryKeys.PUT_SERIAL_ITEM, InventoryItems.toItem(item)).thenApply(ok -> item);
   }
 
   @Override
   public CompletableFuture<ProductInventory> putInventory(ProductInventory inventory) {
-    return dynamo.putItem(b -> b.tableName(table).item(InventoryItems.toItem(inventory))
-            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
-            .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.PUT_INVENTORY.patternId())))
-        .handle((ok, failure) -> {
-          if (failure != null) {
-            throw DynamoErrors.translate(failure);
-          }
-          return inventory;
-        });
+    return store.put(InventoryKeys.PUT_INVENTORY, InventoryItems.toItem(inventory)).thenApply(ok -> inventory);
   }
 
   @Override
   public CompletableFuture<ProductInventory> adjustStock(StockAdjustment adj, Instant now) {
-    Map<String, AttributeValue> stockKey = InventoryItems.inventoryKey(adj.productId(), adj.warehouseId());
     long needed = Math.max(0, -adj.delta());
+    long ceiling = ProductInventory.MAX_QUANTITY - Math.max(0, adj.delta());
     TransactWriteItem update = TransactWriteItem.builder().update(u -> u
-        .tableName(table)
-        .key(stockKey)
+        .tableName(store.table())
+        .key(InventoryKeys.stock(adj.productId(), adj.warehouseId()).attributes())
         .updateExpression("SET #q = #q + :delta, #ut = :now")
-        .conditionExpression("attribute_exists(#pk) AND #q >= :needed")
+        .conditionExpression("attribute_exists(#pk) AND #q >= :needed AND #q <= :ceiling")
         .expressionAttributeNames(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#pk", PK))
         .expressionAttributeValues(Map.of(
             ":delta", AttributeValue.fromN(Long.toString(adj.delta())),
             ":now", AttributeValue.fromS(now.toString()),
-            ":needed", AttributeValue.fromN(Long.toString(needed))))
+            ":needed", AttributeValue.fromN(Long.toString(needed)),
+            ":ceiling", AttributeValue.fromN(Long.toString(ceiling))))
         .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
         .build();
     TransactWriteItem record = TransactWriteItem.builder().put(p -> p
-        .tableName(table)
+        .tableName(store.table())
         .item(requestRecord(adj, now))
         .conditionExpression("attribute_not_exists(#pk)")
         .expressionAttributeNames(Map.of("#pk", PK))
         .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
         .build();
-    return dynamo.transactWriteItems(b -> b
-            .transactItems(update, record)
-            // DynamoDB's own 10-minute idempotency window; the request record covers the rest.
-            .clientRequestToken(clientRequestToken(adj))
-            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
-            .overrideConfiguration(DynamoMetrics.pattern(InventoryKeys.ADJUST_STOCK.patternId())))
-        .handle((ok, failure) -> {
-          if (failure != null) {
-            requireReplay(adj, failure);
-          }
-          return adj;
+    return store.transact("AdjustStock", InventoryKeys.ADJUST_STOCK, List.of(update, record), failed -> isReplay(adj, failed))
+        .exceptionally(failure -> {
+          requireReplay(adj, failure);
+          return null;
         })
         // Applied now or by an earlier call with this request id: either way, answer with the stock.
-        .thenCompose(this::currentStock);
+        .thenCompose(ok -> currentStock(adj));
   }
 
-  private Map<String, AttributeValue> requestRecord(StockAdjustment adj, Instant now) {
-    Map<String, AttributeValue> item = new HashMap<>(
-        InventoryItems.key(InventoryKeys.productPk(adj.productId()), InventoryKeys.requestSk(adj.requestId())));
+  private static Map<String, AttributeValue> requestRecord(StockAdjustment adj, Instant now) {
+    Map<String, AttributeValue> item = new HashMap<>(InventoryKeys.stockRequest(adj.productId(), adj.requestId()).attributes());
     item.put(ENTITY, AttributeValue.fromS("StockRequest"));
     item.put(WAREHOUSE_ID, AttributeValue.fromS(adj.warehouseId()));
     item.put(DELTA, AttributeValue.fromN(Long.toString(adj.delta())));
     item.put(CREATE_TIME, AttributeValue.fromS(now.toString()));
-    item.put(SingleTable.EXPIRE_AT,
-        AttributeValue.fromN(Long.toString(now.plus(REQUEST_RECORD_TTL).getEpochSecond())));
+    item.put(SingleTable.EXPIRE_AT, AttributeValue.fromN(Long.toString(now.plus(REQUEST_RECORD_TTL).getEpochSecond())));
     return item;
   }
 
+  /** Whether the request record exists for the same change: this request id was applied before. */
+  private static boolean isReplay(StockAdjustment adj, ConditionFailedException failed) {
+    Map<String, AttributeValue> earlier = failed.item(REQUEST);
+    return !earlier.isEmpty()
+        && adj.warehouseId().equals(earlier.get(WAREHOUSE_ID).s())
+        && Long.toString(adj.delta()).equals(earlier.get(DELTA).n());
+  }
+
   /**
-   * Returns normally when the failed transaction was a replay: the request record already exists for
-   * the same change. Otherwise throws what the failure means: a reused request id, a missing stock
-   * record, insufficient stock, a conflict, or an unavailable database.
+   * Returns normally when the failed transaction was a replay. Otherwise throws what the failure
+   * means: a reused request id, a missing stock record, too little stock or too much, or (already
+   * translated by the store) a conflict, throttling or an unavailable database.
    */
-  private void requireReplay(StockAdjustment adj, Throwable failure) {
+  private static void requireReplay(StockAdjustment adj, Throwable failure) {
     Throwable cause = Failures.cause(failure);
-    if (!(cause instanceof TransactionCanceledException cancelled) || !cancelled.hasCancellationReasons()) {
-      throw DynamoErrors.translate(cause);
+    if (!(cause instanceof ConditionFailedException failed)) {
+      throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
     }
-    List<CancellationReason> reasons = cancelled.cancellationReasons();
-    CancellationReason stock = reasons.get(0);
-    CancellationReason request = reasons.get(1);
-    if (CONDITION_FAILED.equals(request.code())) {
-      Map<String, AttributeValue> earlier = request.item();
-      boolean sameChange = earlier != null
-          && adj.warehouseId().equals(earlier.get(WAREHOUSE_ID).s())
-          && Long.toString(adj.delta()).equals(earlier.get(DELTA).n());
-      if (sameChange) {
+    if (failed.failed(REQUEST)) {
+      if (isReplay(adj, failed)) {
         return;
       }
       throw new AlreadyExistsException("REQUEST_ID_REUSED",
-          "request_id " + adj.requestId() + " was already used for a different stock change",
-          Map.of("request_id", adj.requestId()));
+          "request_id " + adj.requestId() + " was already used for a different stock change of product " + adj.productId(),
+          Map.of("request_id", adj.requestId(), "product_id", adj.productId()));
     }
-    if (CONDITION_FAILED.equals(stock.code())) {
-      Map<String, AttributeValue> current = stock.item();
-      if (current == null || current.isEmpty()) {
-        throw InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId());
-      }
-      String available = current.get(QUANTITY).n();
-      throw new FailedPreconditionException("INSUFFICIENT_STOCK",
-          "cannot remove " + (-adj.delta()) + " units of product " + adj.productId() + " at warehouse "
-              + adj.warehouseId() + ": only " + available + " in stock",
-          Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(),
-              "available", available, "requested", Long.toString(-adj.delta())));
+    Map<String, AttributeValue> current = failed.item(STOCK);
+    if (current.isEmpty()) {
+      throw InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId());
     }
-    if (reasons.stream().anyMatch(r -> "TransactionConflict".equals(r.code()))) {
-      throw new AbortedException("TRANSACTION_CONFLICT",
-          "the stock changed concurrently; retry with the same request_id");
+    String available = current.get(QUANTITY).n();
+    if (adj.delta() > 0) {
+      throw new FailedPreconditionException("STOCK_LIMIT_EXCEEDED",
+          "cannot add " + adj.delta() + " units of product " + adj.productId() + " at warehouse " + adj.warehouseId()
+              + ": it holds " + available + " and may hold at most " + ProductInventory.MAX_QUANTITY,
+          Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(), "available", available,
+              "requested", Long.toString(adj.delta()), "max_quantity", Long.toString(ProductInventory.MAX_QUANTITY)));
     }
-    throw DynamoErrors.translate(cause);
+    throw new FailedPreconditionException("INSUFFICIENT_STOCK",
+        "cannot remove " + (-adj.delta()) + " units of product " + adj.productId() + " at warehouse "
+            + adj.warehouseId() + ": only " + available + " in stock",
+        Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(),
+            "available", available, "requested", Long.toString(-adj.delta())));
   }
 
   private CompletableFuture<ProductInventory> currentStock(StockAdjustment adj) {
-    return get(InventoryKeys.ADJUST_STOCK, InventoryItems.inventoryKey(adj.productId(), adj.warehouseId()), true,
+    return store.get(InventoryKeys.ADJUST_STOCK, InventoryKeys.stock(adj.productId(), adj.warehouseId()), true,
             InventoryItems::toProductInventory)
         .thenApply(found -> found.orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
-  }
-
-  private static String clientRequestToken(StockAdjustment adj) {
-    // At most 36 characters are allowed: a name-based UUID of the request's scope fits any request id.
-    return UUID.nameUUIDFromBytes((adj.productId() + "|" + adj.requestId()).getBytes(StandardCharsets.UTF_8)).toString();
-  }
-
-  /** GetItem of one key, counted under {@code route}'s access pattern. */
-  private <T> CompletableFuture<Optional<T>> get(Route route, Map<String, AttributeValue> key, boolean consistentRead,
-      Function<Map<String, AttributeValue>, T> mapper) {
-    return dynamo.getItem(b -> b.tableName(table).key(key).consistentRead(consistentRead)
-            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
-            .overrideConfiguration(DynamoMetrics.pattern(route.patternId())))
-        .handle((response, failure) -> {
-          if (failure != null) {
-            throw DynamoErrors.translate(failure);
-          }
-          return response.hasItem() && !response.item().isEmpty() ? Optional.of(mapper.apply(response.item())) : Optional.empty();
-        });
   }
 }

@@ -2,8 +2,6 @@ package dev.warehouse.inventory.store;
 
 import static dev.warehouse.runtime.dynamo.SingleTable.GSI1_PK;
 import static dev.warehouse.runtime.dynamo.SingleTable.GSI1_SK;
-import static dev.warehouse.runtime.dynamo.SingleTable.PK;
-import static dev.warehouse.runtime.dynamo.SingleTable.SK;
 
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.domain.SerialItem;
@@ -27,20 +25,8 @@ public final class InventoryItems {
 
   private InventoryItems() {}
 
-  public static Map<String, AttributeValue> key(String pk, String sk) {
-    return Map.of(PK, AttributeValue.fromS(pk), SK, AttributeValue.fromS(sk));
-  }
-
-  public static Map<String, AttributeValue> serialKey(String serialNumber) {
-    return key(InventoryKeys.serialPk(serialNumber), InventoryKeys.serialSk());
-  }
-
-  public static Map<String, AttributeValue> inventoryKey(String productId, String warehouseId) {
-    return key(InventoryKeys.productPk(productId), InventoryKeys.warehouseSk(warehouseId));
-  }
-
   public static Map<String, AttributeValue> toItem(SerialItem item) {
-    Map<String, AttributeValue> attrs = new HashMap<>(serialKey(item.serialNumber()));
+    Map<String, AttributeValue> attrs = new HashMap<>(InventoryKeys.serialItem(item.serialNumber()).attributes());
     attrs.put(ENTITY, AttributeValue.fromS("SerialItem"));
     attrs.put(SERIAL_NUMBER, AttributeValue.fromS(item.serialNumber()));
     attrs.put(PRODUCT_ID, AttributeValue.fromS(item.productId()));
@@ -61,7 +47,7 @@ public final class InventoryItems {
 
   /** The stock item, with the GSI1 keys that put it behind A4's second door. */
   public static Map<String, AttributeValue> toItem(ProductInventory inventory) {
-    Map<String, AttributeValue> attrs = new HashMap<>(inventoryKey(inventory.productId(), inventory.warehouseId()));
+    Map<String, AttributeValue> attrs = new HashMap<>(InventoryKeys.stock(inventory.productId(), inventory.warehouseId()).attributes());
     attrs.put(GSI1_PK, AttributeValue.fromS(InventoryKeys.warehouseGsiPk(inventory.warehouseId())));
     attrs.put(GSI1_SK, AttributeValue.fromS(InventoryKeys.productGsiSk(inventory.productId())));
     attrs.put(ENTITY, AttributeValue.fromS("ProductInventory"));

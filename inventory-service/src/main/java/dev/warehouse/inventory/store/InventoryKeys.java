@@ -1,14 +1,16 @@
 package dev.warehouse.inventory.store;
 
 import dev.warehouse.inventory.v1.InventoryServiceProto;
+import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.routing.RouteTable;
 
 /**
- * Every key of the inventory aggregate, built from the routes declared on the RPCs of
- * {@code warehouse.inventory.v1.InventoryService} (the retrieval map). The inventory owns the
+ * Every key of the inventory aggregate, one named function each. The inventory owns the
  * {@code SERIAL#}, {@code PRODUCT#} and {@code WAREHOUSE#} prefixes; IDs are validated to exclude
- * {@code #} before they get here, so no input can forge another item's key.
+ * {@code #} before they get here, so no input can forge another item's key. The routes declared on
+ * the RPCs of {@code warehouse.inventory.v1.InventoryService} (the retrieval map) are the contract these
+ * functions keep: {@code InventoryKeysTest} renders each route's templates and compares.
  */
 public final class InventoryKeys {
 
@@ -23,50 +25,51 @@ public final class InventoryKeys {
   public static final Route PUT_INVENTORY = ROUTES.route("PutProductInventory");
   public static final Route ADJUST_STOCK = ROUTES.route("AdjustStock");
 
+  static final String SERIAL = "SERIAL#";
+  static final String PRODUCT = "PRODUCT#";
+  static final String WAREHOUSE = "WAREHOUSE#";
+  static final String REQUEST = "REQUEST#";
+  static final String METADATA = "METADATA";
+
   private InventoryKeys() {}
 
-  /** A1: {@code SERIAL#sn}. */
-  public static String serialPk(String serialNumber) {
-    return SERIAL_ITEM.partitionKey().render(serialNumber);
+  /** A1, W1: {@code SERIAL#sn / METADATA}. */
+  public static TableKey serialItem(String serialNumber) {
+    return new TableKey(SERIAL + serialNumber, METADATA);
   }
 
-  /** A1: {@code METADATA}. */
-  public static String serialSk() {
-    return SERIAL_ITEM.sortKey().render();
+  /** A2, W2, W3: the stock of a product at a warehouse, {@code PRODUCT#p / WAREHOUSE#w}. */
+  public static TableKey stock(String productId, String warehouseId) {
+    return new TableKey(productPk(productId), WAREHOUSE + warehouseId);
   }
 
-  /** A2/A3: {@code PRODUCT#p}. */
+  /** W3: an AdjustStock request record, {@code PRODUCT#p / REQUEST#id}, beside the stock it changes. */
+  public static TableKey stockRequest(String productId, String requestId) {
+    return new TableKey(productPk(productId), REQUEST + requestId);
+  }
+
+  /** A3: a product's partition, {@code PRODUCT#p}. */
   public static String productPk(String productId) {
-    return PRODUCT_AT_WAREHOUSE.partitionKey().render(productId);
-  }
-
-  /** A2: {@code WAREHOUSE#w}. */
-  public static String warehouseSk(String warehouseId) {
-    return PRODUCT_AT_WAREHOUSE.sortKey().render(warehouseId);
+    return PRODUCT + productId;
   }
 
   /** A3: the sort-key prefix of a product's warehouses, {@code WAREHOUSE#}. */
   public static String warehousesPrefix() {
-    return WAREHOUSES_OF_PRODUCT.sortKey().prefix();
+    return WAREHOUSE;
   }
 
   /** A4, the second door: GSI1 partition {@code WAREHOUSE#w}. */
   public static String warehouseGsiPk(String warehouseId) {
-    return PRODUCTS_IN_WAREHOUSE.partitionKey().render(warehouseId);
+    return WAREHOUSE + warehouseId;
   }
 
-  /** A4: GSI1 sort key {@code PRODUCT#p}; its prefix {@code PRODUCT#} is what A4 queries. */
+  /** A4: GSI1 sort key {@code PRODUCT#p}. */
   public static String productGsiSk(String productId) {
-    return PRODUCTS_IN_WAREHOUSE.sortKey().prefix() + productId;
+    return PRODUCT + productId;
   }
 
   /** A4: the GSI1 sort-key prefix of a warehouse's products, {@code PRODUCT#}. */
   public static String productsPrefix() {
-    return PRODUCTS_IN_WAREHOUSE.sortKey().prefix();
-  }
-
-  /** W3: the sort key of an AdjustStock request record, {@code REQUEST#id}, in the product's partition. */
-  public static String requestSk(String requestId) {
-    return ADJUST_STOCK.alsoWrites().get(0).sortKey().render(requestId);
+    return PRODUCT;
   }
 }

@@ -1,8 +1,5 @@
 package dev.warehouse.order.store;
 
-import static dev.warehouse.runtime.dynamo.SingleTable.PK;
-import static dev.warehouse.runtime.dynamo.SingleTable.SK;
-
 import dev.warehouse.order.domain.Money;
 import dev.warehouse.order.domain.Order;
 import dev.warehouse.order.domain.OrderStatus;
@@ -43,16 +40,12 @@ public final class OrderItems {
 
   private OrderItems() {}
 
-  static Map<String, AttributeValue> key(String pk, String sk) {
-    return Map.of(PK, AttributeValue.fromS(pk), SK, AttributeValue.fromS(sk));
-  }
-
   public static Map<String, AttributeValue> directKey(String orderId) {
-    return key(OrderKeys.orderPk(orderId), OrderKeys.metadataSk());
+    return OrderKeys.direct(orderId).attributes();
   }
 
   public static Map<String, AttributeValue> corridorKey(String customerId, LocalDate orderDate, String orderId) {
-    return key(OrderKeys.customerPk(customerId), OrderKeys.corridorSk(orderDate, orderId));
+    return OrderKeys.corridor(customerId, orderDate, orderId).attributes();
   }
 
   public static Map<String, AttributeValue> directItem(Order order) {

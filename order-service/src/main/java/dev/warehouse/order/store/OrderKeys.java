@@ -1,14 +1,16 @@
 package dev.warehouse.order.store;
 
 import dev.warehouse.order.v1.OrderServiceProto;
+import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.routing.RouteTable;
 import java.time.LocalDate;
 
 /**
- * Every key of the order aggregate, built from the routes declared on the RPCs of
- * {@code warehouse.order.v1.OrderService}. The order-service owns the {@code CUSTOMER#} and
- * {@code ORDER#} prefixes. IDs never contain {@code #} (validated before they get here).
+ * Every key of the order aggregate, one named function each. The order-service owns the
+ * {@code CUSTOMER#} and {@code ORDER#} prefixes; IDs never contain {@code #} (validated before they
+ * get here). The routes declared on the RPCs of {@code warehouse.order.v1.OrderService} are the
+ * contract these functions keep: {@code OrderKeysTest} renders each route's templates and compares.
  */
 public final class OrderKeys {
 
@@ -19,24 +21,38 @@ public final class OrderKeys {
   public static final Route ORDERS_OF_CUSTOMER = ROUTES.route("ListCustomerOrders");
   public static final Route UPDATE_STATUS = ROUTES.route("UpdateOrderStatus");
 
+  static final String CUSTOMER = "CUSTOMER#";
+  static final String ORDER = "ORDER#";
+  static final String REQUEST = "REQUEST#";
+  static final String METADATA = "METADATA";
   /** Sorts after every character an ID may hold, so it closes a range over a whole day. */
   private static final String AFTER_ANY_ID = "~";
 
   private OrderKeys() {}
 
-  /** A5, W4: the customer's corridor, {@code CUSTOMER#c}. */
-  public static String customerPk(String customerId) {
-    return ORDERS_OF_CUSTOMER.partitionKey().render(customerId);
+  /** A6, W4, W5: the direct copy, {@code ORDER#id / METADATA}. */
+  public static TableKey direct(String orderId) {
+    return new TableKey(ORDER + orderId, METADATA);
   }
 
-  /** W4: the corridor copy's sort key, {@code ORDER#yyyy-mm-dd#id}: dates sort, newest last. */
-  public static String corridorSk(LocalDate orderDate, String orderId) {
-    return PLACE_ORDER.sortKey().render(orderDate.toString(), orderId);
+  /** A5, W4, W5: the customer copy, {@code CUSTOMER#c / ORDER#yyyy-mm-dd#id}: dates sort, newest last. */
+  public static TableKey corridor(String customerId, LocalDate orderDate, String orderId) {
+    return new TableKey(customerPk(customerId), ORDER + orderDate + "#" + orderId);
+  }
+
+  /** W4: a PlaceOrder request record, {@code CUSTOMER#c / REQUEST#id}, in the customer's partition. */
+  public static TableKey orderRequest(String customerId, String requestId) {
+    return new TableKey(customerPk(customerId), REQUEST + requestId);
+  }
+
+  /** A5: the customer's corridor, {@code CUSTOMER#c}. */
+  public static String customerPk(String customerId) {
+    return CUSTOMER + customerId;
   }
 
   /** A5: the corridor's sort-key prefix, {@code ORDER#}, followed by a date prefix when filtering. */
   public static String corridorPrefix(String datePrefix) {
-    return ORDERS_OF_CUSTOMER.sortKey().prefix() + datePrefix;
+    return ORDER + datePrefix;
   }
 
   /** A5: the lowest sort key of orders dated {@code start} or later. */
@@ -52,20 +68,5 @@ public final class OrderKeys {
   /** A5: above every corridor key (an open-ended range). */
   public static String corridorEnd() {
     return corridorPrefix(AFTER_ANY_ID);
-  }
-
-  /** A6: the direct copy, {@code ORDER#id}. */
-  public static String orderPk(String orderId) {
-    return ORDER_BY_ID.partitionKey().render(orderId);
-  }
-
-  /** A6: {@code METADATA}. */
-  public static String metadataSk() {
-    return ORDER_BY_ID.sortKey().render();
-  }
-
-  /** W4: the PlaceOrder request record's sort key, {@code REQUEST#id}, in the customer's partition. */
-  public static String requestSk(String requestId) {
-    return PLACE_ORDER.alsoWrites().get(1).sortKey().render(requestId);
   }
 }

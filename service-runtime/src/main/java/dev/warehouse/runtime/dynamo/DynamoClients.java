@@ -28,11 +28,10 @@ public final class DynamoClients {
   private static final Logger log = Logger.getLogger(DynamoClients.class.getName());
 
   /**
-   * Attempts per DynamoDB call made by the SDK itself (1 try + 2 retries), for throttling, 5xx and
-   * network errors. Kept low on purpose: callers above (resilience4j for transactions, the gateway
-   * for reads) own the longer retries, and stacked layers multiply.
+   * The SDK makes one attempt per call: {@link DynamoCalls} owns every retry, with budgets from the
+   * caller's deadline, so retry layers never stack.
    */
-  public static final int SDK_MAX_ATTEMPTS = 3;
+  static final int SDK_MAX_ATTEMPTS = 1;
 
   /** Connections the client may hold to DynamoDB; requests beyond it queue without a thread. */
   public static final int MAX_CONNECTIONS = 128;
@@ -67,15 +66,11 @@ public final class DynamoClients {
     return timer;
   }
 
-  public static DynamoDbAsyncClient create(ServiceConfig config, List<ExecutionInterceptor> interceptors) {
-    return create(config, SDK_MAX_ATTEMPTS, interceptors);
-  }
-
   /**
-   * A client whose SDK makes at most {@code maxAttempts} attempts per call; 1 turns SDK retries off,
-   * for a service whose own retry layer (resilience4j) owns every DynamoDB failure.
+   * The client of a process: one attempt per call (retries are {@link DynamoCalls}'), each bounded by
+   * the call timeout unless the request sets its own.
    */
-  public static DynamoDbAsyncClient create(ServiceConfig config, int maxAttempts, List<ExecutionInterceptor> interceptors) {
+  public static DynamoDbAsyncClient create(ServiceConfig config, List<ExecutionInterceptor> interceptors) {
     Duration callTimeout = config.dynamoCallTimeout();
     DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder()
         .region(Region.of(config.region()))
@@ -96,8 +91,7 @@ public final class DynamoClients {
         .overrideConfiguration(o -> o
             .scheduledExecutorService(TIMEOUTS)
             .apiCallTimeout(callTimeout)
-            .apiCallAttemptTimeout(callTimeout.dividedBy(maxAttempts))
-            .retryStrategy(AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(maxAttempts).build())
+            .retryStrategy(AwsRetryStrategy.standardRetryStrategy().toBuilder().maxAttempts(SDK_MAX_ATTEMPTS).build())
             .executionInterceptors(interceptors));
     config.dynamoEndpoint().ifPresent(builder::endpointOverride);
     return builder.build();

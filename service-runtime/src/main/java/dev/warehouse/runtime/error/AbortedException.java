@@ -12,4 +12,9 @@ public final class AbortedException extends ServiceException {
   public AbortedException(String reason, String message) {
     this(reason, message, Map.of());
   }
+
+  /** The cause is kept for the server log only. */
+  public AbortedException(String reason, String message, Throwable cause) {
+    super(reason, message, Map.of(), cause);
+  }
 }

@@ -7,6 +7,8 @@ import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
+import dev.warehouse.runtime.error.CancelledException;
+import dev.warehouse.runtime.error.DeadlineExceededException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.FieldViolation;
 import dev.warehouse.runtime.error.InvalidArgumentException;
@@ -91,6 +93,10 @@ public final class GrpcErrors {
       return Code.UNAVAILABLE;
     } else if (e instanceof ResourceExhaustedException) {
       return Code.RESOURCE_EXHAUSTED;
+    } else if (e instanceof DeadlineExceededException) {
+      return Code.DEADLINE_EXCEEDED;
+    } else if (e instanceof CancelledException) {
+      return Code.CANCELLED;
     }
     return Code.INTERNAL;
   }

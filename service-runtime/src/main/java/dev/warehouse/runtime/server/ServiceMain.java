@@ -1,7 +1,6 @@
 package dev.warehouse.runtime.server;
 
 import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.dynamo.DynamoClients;
 import io.grpc.BindableService;
 import java.util.List;
 import java.util.function.Function;
@@ -30,14 +29,9 @@ public final class ServiceMain {
   private ServiceMain() {}
 
   public static void run(ServiceConfig config, Function<ServiceContext, List<BindableService>> services) {
-    run(config, DynamoClients.SDK_MAX_ATTEMPTS, services);
-  }
-
-  /** As {@link #run(ServiceConfig, Function)}, with the DynamoDB client's SDK attempts per call. */
-  public static void run(ServiceConfig config, int sdkMaxAttempts, Function<ServiceContext, List<BindableService>> services) {
     ServiceProcess process;
     try {
-      process = ServiceProcess.start(config, sdkMaxAttempts, services, List.of());
+      process = ServiceProcess.start(config, services, List.of());
     } catch (Exception | Error e) {
       log.log(Level.SEVERE, "event=start_failed service=" + config.serviceName(), e);
       System.exit(1);

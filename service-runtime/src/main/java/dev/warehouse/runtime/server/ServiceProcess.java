@@ -1,7 +1,9 @@
 package dev.warehouse.runtime.server;
 
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.dynamo.DynamoCalls;
 import dev.warehouse.runtime.dynamo.DynamoClients;
+import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.TableSetup;
 import dev.warehouse.runtime.metrics.DynamoMetrics;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
@@ -55,22 +57,12 @@ public final class ServiceProcess implements AutoCloseable {
    */
   public static ServiceProcess start(ServiceConfig config, Function<ServiceContext, List<BindableService>> services,
       List<ExecutionInterceptor> sdkInterceptors) throws IOException {
-    return start(config, DynamoClients.SDK_MAX_ATTEMPTS, services, sdkInterceptors);
-  }
-
-  /**
-   * Starts a service whose DynamoDB client makes at most {@code sdkMaxAttempts} attempts per call
-   * (1 when the service's own retry layer owns DynamoDB failures).
-   */
-  public static ServiceProcess start(ServiceConfig config, int sdkMaxAttempts,
-      Function<ServiceContext, List<BindableService>> services, List<ExecutionInterceptor> sdkInterceptors)
-      throws IOException {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus(config.serviceName());
     List<ExecutionInterceptor> interceptors = new ArrayList<>(sdkInterceptors);
     interceptors.add(new DynamoMetrics(registry));
-    DynamoDbAsyncClient dynamo = DynamoClients.create(config, sdkMaxAttempts, interceptors);
+    DynamoDbAsyncClient dynamo = DynamoClients.create(config, interceptors);
     if (config.createTable()) {
       TableSetup.ensureTable(dynamo, config.tableName(), Duration.ofMinutes(2));
     }
@@ -79,7 +71,9 @@ public final class ServiceProcess implements AutoCloseable {
       return PageTokenCodec.withRandomKey();
     });
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("timer"));
-    ServiceContext context = new ServiceContext(config, dynamo, registry, pageTokens, Clock.systemUTC(), scheduler);
+    DynamoStore store = new DynamoStore(dynamo, config.tableName(),
+        new DynamoCalls(scheduler, registry, config.dynamoCallTimeout()), pageTokens, registry);
+    ServiceContext context = new ServiceContext(config, dynamo, store, registry, pageTokens, Clock.systemUTC(), scheduler);
 
     // Handlers run on the gRPC I/O threads: they never block (the DynamoDB client is asynchronous, and
     // its credentials were resolved before serving and refresh in the background), and a hand-off to a

@@ -1,0 +1,239 @@
+package dev.warehouse.runtime.dynamo;
+
+import dev.warehouse.runtime.error.AbortedException;
+import dev.warehouse.runtime.error.InvalidArgumentException;
+import dev.warehouse.runtime.error.ResourceExhaustedException;
+import dev.warehouse.runtime.metrics.DynamoMetrics;
+import dev.warehouse.runtime.paging.Page;
+import dev.warehouse.runtime.paging.PageTokenCodec;
+import dev.warehouse.runtime.routing.Route;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
+import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
+import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
+import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
+
+/**
+ * The data-access layer both services use for the single table: GetItem, paged Query, PutItem and
+ * TransactWriteItems, each through the one retry layer ({@link DynamoCalls}), each failure through
+ * the one translation ({@link DynamoErrors}), each request counted under its route's access pattern.
+ * Repositories build keys, items and conditions; this class owns how requests are sent.
+ *
+ * <p>Client request tokens: every {@link #transact} call sends a fresh token, which only that call's
+ * own retries reuse. An attempt that committed but answered too late is then applied once, and its
+ * retry answers success (DynamoDB's 10-minute token window); a later call (a caller's retry) is a new
+ * transaction, which the repositories make idempotent with request records.
+ *
+ * <p>Metrics of transactions: {@code dynamodb_transaction_duration_seconds} (per call, retries
+ * included, with histogram buckets), {@code dynamodb_transaction_attempts} (attempts per call) and
+ * {@code dynamodb_transactions_total} by outcome.
+ */
+public final class DynamoStore {
+
+  /** How a transaction call ended, as the {@code outcome} label. */
+  public enum Outcome {
+    COMMITTED, IDEMPOTENT_REPLAY, CONDITION_FAILED, CONFLICT, THROTTLED, ERROR;
+
+    String label() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  private final DynamoDbAsyncClient dynamo;
+  private final String table;
+  private final DynamoCalls calls;
+  private final PageTokenCodec pageTokens;
+  private final MeterRegistry meters;
+
+  public DynamoStore(DynamoDbAsyncClient dynamo, String table, DynamoCalls calls, PageTokenCodec pageTokens,
+      MeterRegistry meters) {
+    this.dynamo = dynamo;
+    this.table = table;
+    this.calls = calls;
+    this.pageTokens = pageTokens;
+    this.meters = meters;
+  }
+
+  /** The table's name, for the requests repositories build. */
+  public String table() {
+    return table;
+  }
+
+  /** GetItem of {@code key} for {@code route}; empty when there is no such item. */
+  public <T> CompletableFuture<Optional<T>> get(Route route, TableKey key, boolean consistentRead,
+      Function<Map<String, AttributeValue>, T> mapper) {
+    GetItemRequest request = GetItemRequest.builder()
+        .tableName(table)
+        .key(key.attributes())
+        .consistentRead(consistentRead)
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .build();
+    return calls.run(timeout -> dynamo.getItem(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build())
+        .thenApply(response -> response.hasItem() && !response.item().isEmpty()
+            ? Optional.of(mapper.apply(response.item())) : Optional.empty()));
+  }
+
+  /** PutItem of {@code item} for {@code route}, unconditional (create or replace). */
+  public CompletableFuture<Void> put(Route route, Map<String, AttributeValue> item) {
+    PutItemRequest request = PutItemRequest.builder()
+        .tableName(table)
+        .item(item)
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .build();
+    return calls.run(timeout -> dynamo.putItem(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build())
+        .thenApply(response -> null));
+  }
+
+  /**
+   * One page of a Query for {@code route}, with sealed page tokens. It asks for one item more than the
+   * page holds: when that item comes back there is a next page, and the token points after the last
+   * item returned; when it does not, the list is complete and the token is empty, so callers never
+   * fetch a trailing empty page.
+   *
+   * @param query         the query without Limit and ExclusiveStartKey
+   * @param scope         what the token is valid for (route and partition, plus filters)
+   * @param keyAttributes the attributes of a continuation key: the table keys, and for an index its keys too
+   * @param partition     the key attribute and value every continuation key must carry
+   * @throws InvalidArgumentException (in the future) for a token not issued for this scope
+   */
+  public <T> CompletableFuture<Page<T>> query(Route route, QueryRequest query, int pageSize, String pageToken,
+      String scope, List<String> keyAttributes, Map.Entry<String, String> partition,
+      Function<Map<String, AttributeValue>, T> mapper) {
+    QueryRequest.Builder builder = query.toBuilder()
+        .tableName(table)
+        .limit(pageSize + 1)
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL);
+    if (!pageToken.isEmpty()) {
+      try {
+        builder.exclusiveStartKey(startKey(scope, pageToken, keyAttributes, partition));
+      } catch (InvalidArgumentException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
+    QueryRequest request = builder.build();
+    return calls.run(timeout -> dynamo.query(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build())
+        .thenApply(response -> page(response, pageSize, scope, keyAttributes, mapper)));
+  }
+
+  /**
+   * One TransactWriteItems of {@code items} for {@code route}, sent with a client request token of its
+   * own. Fails with {@link ConditionFailedException} when a condition failed (the repository says what
+   * that means), or with the domain error of any other failure once retries are over.
+   *
+   * @param isReplay for a failed condition, whether it was an idempotent replay (for the outcome metric only)
+   */
+  public CompletableFuture<Void> transact(String operation, Route route, List<TransactWriteItem> items,
+      Predicate<ConditionFailedException> isReplay) {
+    TransactWriteItemsRequest request = TransactWriteItemsRequest.builder()
+        .transactItems(items)
+        .clientRequestToken(newToken())
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .build();
+    AtomicInteger attempts = new AtomicInteger();
+    Timer.Sample sample = Timer.start(meters);
+    return calls.run(timeout -> {
+          attempts.incrementAndGet();
+          return dynamo.transactWriteItems(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build());
+        })
+        .handle((ok, failure) -> {
+          Outcome outcome = failure == null ? Outcome.COMMITTED : outcome(DynamoErrors.translate(failure), isReplay);
+          sample.stop(Timer.builder("dynamodb.transaction.duration")
+              .description("TransactWriteItems calls, retries included")
+              .tags("operation", operation, "outcome", outcome.label())
+              .register(meters));
+          DistributionSummary.builder("dynamodb.transaction.attempts")
+              .description("attempts per transaction call")
+              .tags("operation", operation)
+              .register(meters)
+              .record(attempts.get());
+          Counter.builder("dynamodb.transactions")
+              .description("transaction calls by outcome")
+              .tags("operation", operation, "outcome", outcome.label())
+              .register(meters)
+              .increment();
+          if (failure != null) {
+            throw DynamoErrors.translate(failure);
+          }
+          return null;
+        });
+  }
+
+  private static Outcome outcome(RuntimeException failure, Predicate<ConditionFailedException> isReplay) {
+    if (failure instanceof ConditionFailedException condition) {
+      return isReplay.test(condition) ? Outcome.IDEMPOTENT_REPLAY : Outcome.CONDITION_FAILED;
+    }
+    if (failure instanceof AbortedException aborted && aborted.reason().equals("TRANSACTION_CONFLICT")) {
+      return Outcome.CONFLICT;
+    }
+    if (failure instanceof ResourceExhaustedException exhausted && exhausted.reason().equals("DATABASE_THROTTLED")) {
+      return Outcome.THROTTLED;
+    }
+    return Outcome.ERROR;
+  }
+
+  /** A token unique to one transaction call (at most 36 characters, as DynamoDB allows). */
+  private static String newToken() {
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    return new UUID(random.nextLong(), random.nextLong()).toString();
+  }
+
+  /** One attempt's settings: its timeout, and the access pattern its metrics are counted under. */
+  private static java.util.function.Consumer<AwsRequestOverrideConfiguration.Builder> attempt(Route route, Duration timeout) {
+    return o -> o.apiCallTimeout(timeout).putExecutionAttribute(DynamoMetrics.ACCESS_PATTERN, route.patternId());
+  }
+
+  private Map<String, AttributeValue> startKey(String scope, String pageToken, List<String> keyAttributes,
+      Map.Entry<String, String> partition) {
+    Map<String, String> key = pageTokens.decode(scope, pageToken);
+    if (!key.keySet().equals(Set.copyOf(keyAttributes)) || !partition.getValue().equals(key.get(partition.getKey()))) {
+      // Unreachable without our key: tokens are sealed per scope. Checked anyway, never trusted.
+      throw InvalidArgumentException.of("page_token", "is not a page token issued for this request");
+    }
+    Map<String, AttributeValue> start = new HashMap<>();
+    key.forEach((name, value) -> start.put(name, AttributeValue.fromS(value)));
+    return start;
+  }
+
+  private <T> Page<T> page(QueryResponse response, int pageSize, String scope, List<String> keyAttributes,
+      Function<Map<String, AttributeValue>, T> mapper) {
+    List<Map<String, AttributeValue>> items = response.items();
+    if (items.size() > pageSize) {
+      List<Map<String, AttributeValue>> page = items.subList(0, pageSize);
+      return new Page<>(page.stream().map(mapper).toList(), token(scope, keyAttributes, page.get(pageSize - 1)));
+    }
+    String next = response.hasLastEvaluatedKey() && !response.lastEvaluatedKey().isEmpty()
+        ? token(scope, keyAttributes, response.lastEvaluatedKey()) : "";
+    return new Page<>(items.stream().map(mapper).toList(), next);
+  }
+
+  private String token(String scope, List<String> keyAttributes, Map<String, AttributeValue> item) {
+    Map<String, String> key = new LinkedHashMap<>();
+    for (String name : keyAttributes) {
+      key.put(name, item.get(name).s());
+    }
+    return pageTokens.encode(scope, key);
+  }
+}
