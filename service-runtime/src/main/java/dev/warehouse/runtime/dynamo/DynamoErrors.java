@@ -22,7 +22,9 @@ import software.amazon.awssdk.services.dynamodb.model.IdempotentParameterMismatc
 import software.amazon.awssdk.services.dynamodb.model.IndexNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ItemCollectionSizeLimitExceededException;
 import software.amazon.awssdk.services.dynamodb.model.LimitExceededException;
+import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
 import software.amazon.awssdk.services.dynamodb.model.ReplicatedWriteConflictException;
+import software.amazon.awssdk.services.dynamodb.model.RequestLimitExceededException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.TableNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
@@ -110,8 +112,8 @@ public final class DynamoErrors {
           cause);
     }
     if (cause instanceof DynamoDbException db) {
-      String code = db.awsErrorDetails() == null ? "" : String.valueOf(db.awsErrorDetails().errorCode());
-      if (db.isThrottlingException() || cause instanceof LimitExceededException || THROTTLING_CODES.contains(code)) {
+      String code = errorCode(db);
+      if (throttling(db) || cause instanceof LimitExceededException) {
         return throttled(db);
       }
       if (db.statusCode() >= 500) {
@@ -188,9 +190,18 @@ public final class DynamoErrors {
       return true;
     }
     if (failure instanceof DynamoDbException db) {
-      return db.isThrottlingException() || db.statusCode() >= 500;
+      return throttling(db) || db.statusCode() >= 500;
     }
     return failure instanceof SdkClientException && !(Failures.cause(failure.getCause()) instanceof CancellationException);
+  }
+
+  private static boolean throttling(DynamoDbException db) {
+    return db.isThrottlingException() || db instanceof ProvisionedThroughputExceededException
+        || db instanceof RequestLimitExceededException || THROTTLING_CODES.contains(errorCode(db));
+  }
+
+  private static String errorCode(DynamoDbException db) {
+    return db.awsErrorDetails() == null ? "" : String.valueOf(db.awsErrorDetails().errorCode());
   }
 
   /** The caller's call ended (deadline or cancellation): no further attempt is made. */
