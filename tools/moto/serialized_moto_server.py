@@ -663,7 +663,8 @@ class SettingsEndpoint:
             return self._app(environ, start_response)
         method = environ.get("REQUEST_METHOD", "GET")
         if path.rstrip("/") == self.PREFIX:
-            return self._json(start_response, 200, {"strict": self._strict, "defaults": self._settings.defaults})
+            return self._json(start_response, 200, {"strict": True, "defaults": self._settings.defaults}
+                              if self._strict else {"strict": False})
         if not path.startswith(self.PREFIX + "/tables/") or len(path) == len(self.PREFIX + "/tables/"):
             return self._json(start_response, 404, {"message": "try /_strict or /_strict/tables/{TableName}"})
         table_name = unquote(path[len(self.PREFIX + "/tables/"):])
