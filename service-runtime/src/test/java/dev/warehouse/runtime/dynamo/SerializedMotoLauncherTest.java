@@ -12,6 +12,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -29,6 +30,10 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledExcepti
  * replaces moto's whole-table transaction copy and whole-table query sort with paths that touch only
  * what a request names: a cancelled transaction must still leave every item as it was, and queries
  * must still answer in key order, page by page.
+ *
+ * <p>The launcher runs strict: an eventually consistent read lags behind recent writes. Reads of the
+ * table here ask for consistency; the index, which cannot be read consistently, is read once the
+ * writes have become visible.
  */
 class SerializedMotoLauncherTest {
 
@@ -144,7 +149,7 @@ class SerializedMotoLauncherTest {
       Map<String, AttributeValue> from = start;
       QueryResponse page = dynamo.query(b -> b.tableName(TABLE).keyConditionExpression("PK = :pk AND begins_with(SK, :p)")
           .expressionAttributeValues(Map.of(":pk", AttributeValue.fromS("QA#left"), ":p", AttributeValue.fromS("ITEM#")))
-          .scanIndexForward(false).limit(5).exclusiveStartKey(from)).join();
+          .consistentRead(true).scanIndexForward(false).limit(5).exclusiveStartKey(from)).join();
       assertThat(page.scannedCount()).isEqualTo(page.count());
       page.items().forEach(item -> newestFirst.add(item.get(SingleTable.SK).s()));
       start = page.hasLastEvaluatedKey() && !page.lastEvaluatedKey().isEmpty() ? page.lastEvaluatedKey() : null;
@@ -152,13 +157,14 @@ class SerializedMotoLauncherTest {
     assertThat(newestFirst).containsExactly("ITEM#11", "ITEM#10", "ITEM#09", "ITEM#08", "ITEM#07", "ITEM#06",
         "ITEM#05", "ITEM#04", "ITEM#03", "ITEM#02", "ITEM#01", "ITEM#00");
 
+    awaitVisible(key("QA#right", "ITEM#11"));  // the last write: once it is visible, every earlier one is
     QueryResponse onIndex = dynamo.query(b -> b.tableName(TABLE).indexName(SingleTable.GSI1)
         .keyConditionExpression("GSI1PK = :g").expressionAttributeValues(Map.of(":g", AttributeValue.fromS("QG#1")))
         .limit(4)).join();
     assertThat(onIndex.items()).extracting(item -> item.get(SingleTable.GSI1_SK).s())
         .containsExactly("LITEM#01", "LITEM#03", "LITEM#05", "LITEM#07");
     assertThat(dynamo.query(b -> b.tableName(TABLE).keyConditionExpression("PK = :pk")
-        .expressionAttributeValues(Map.of(":pk", AttributeValue.fromS("QA#nobody")))).join().count()).isZero();
+        .expressionAttributeValues(Map.of(":pk", AttributeValue.fromS("QA#nobody"))).consistentRead(true)).join().count()).isZero();
   }
 
   private static Map<String, AttributeValue> key(String pk, String sk) {
@@ -177,6 +183,20 @@ class SerializedMotoLauncherTest {
 
   private static Map<String, AttributeValue> get(Map<String, AttributeValue> key) {
     return dynamo.getItem(b -> b.tableName(TABLE).key(key).consistentRead(true)).join().item();
+  }
+
+  /** Waits until eventually consistent reads see the item under {@code key}. */
+  private static void awaitVisible(Map<String, AttributeValue> key) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (dynamo.getItem(b -> b.tableName(TABLE).key(key)).join().item().isEmpty()) {
+      assertThat(System.nanoTime() - deadline).as("eventually consistent reads still miss " + key).isNegative();
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
   }
 
   private static CompletionException catchCompletion(CompletableFuture<?> call) {

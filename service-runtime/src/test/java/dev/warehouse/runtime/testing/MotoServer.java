@@ -7,6 +7,8 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -14,6 +16,11 @@ import java.util.concurrent.TimeUnit;
  * One moto server per test JVM, started through our serializing launcher
  * ({@code tools/moto/serialized_moto_server.py}) on a free loopback port and stopped when the JVM
  * exits. Tests share it and keep apart by using their own tables and random IDs.
+ *
+ * <p>The launcher runs strict: it models ClientRequestTokens, eventually consistent reads (stale for
+ * 200 ms after a write) and transaction conflicts as DynamoDB documents them; {@link StrictMoto}
+ * changes that per table. The system property {@code moto.lenient=true} or the environment variable
+ * {@code MOTO_LENIENT=true} starts it lenient instead, as kind as moto itself.
  */
 public final class MotoServer {
 
@@ -34,11 +41,19 @@ public final class MotoServer {
     return endpoint;
   }
 
+  /** Whether the server is (or will be) started with {@code --lenient}. */
+  public static boolean lenient() {
+    return Boolean.parseBoolean(System.getProperty("moto.lenient", System.getenv("MOTO_LENIENT")));
+  }
+
   private static URI start() {
     Path launcher = launcher();
     String python = System.getenv().getOrDefault("MOTO_PYTHON", "python3");
-    ProcessBuilder builder = new ProcessBuilder(python, launcher.toString(), "--host", "127.0.0.1", "--port", "0")
-        .redirectError(ProcessBuilder.Redirect.INHERIT);
+    List<String> command = new ArrayList<>(List.of(python, launcher.toString(), "--host", "127.0.0.1", "--port", "0"));
+    if (lenient()) {
+      command.add("--lenient");
+    }
+    ProcessBuilder builder = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT);
     try {
       process = builder.start();
     } catch (IOException e) {
