@@ -15,8 +15,11 @@ import dev.warehouse.inventory.v1.ListWarehouseProductsResponse;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.inventory.v1.SerialItem;
+import dev.warehouse.runtime.testing.Eventually;
 import dev.warehouse.runtime.testing.MetricsScrape;
+import dev.warehouse.runtime.testing.StrictMoto;
 import io.grpc.Status;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -32,12 +35,17 @@ class InventoryReadsTest {
   @BeforeAll
   static void start() throws Exception {
     inventory = new InventoryFixture();
+    StrictMoto.table(inventory.table).staleReads(1.0, LAG).apply();
   }
 
   @AfterAll
   static void stop() throws Exception {
+    StrictMoto.reset(inventory.table);
     inventory.close();
   }
+
+  /** The stand-in's lag for this class's table: long enough that "right after a write" holds on a slow machine. */
+  private static final Duration LAG = Duration.ofSeconds(1);
 
   @Test
   void getSerialItem_returnsTheStoredItem_eventuallyAndStrongly() {
@@ -48,11 +56,13 @@ class InventoryReadsTest {
         .build());
     assertThat(stored.hasUpdateTime()).isTrue();
 
-    SerialItem strong = inventory.stub().getSerialItem(
-        GetSerialItemRequest.newBuilder().setSerialNumber(serial).setConsistentRead(true).build());
-    SerialItem eventual = inventory.stub().getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber(serial).build());
+    GetSerialItemRequest eventualRead = GetSerialItemRequest.newBuilder().setSerialNumber(serial).build();
+    // Right after the write, an eventually consistent read may miss it (here the stand-in lags 1 s);
+    // a strongly consistent one never does.
+    assertStatus(() -> inventory.stub().getSerialItem(eventualRead), Status.Code.NOT_FOUND, "SERIAL_ITEM_NOT_FOUND");
+    SerialItem strong = inventory.stub().getSerialItem(eventualRead.toBuilder().setConsistentRead(true).build());
     assertThat(strong).isEqualTo(stored);
-    assertThat(eventual).isEqualTo(stored);
+    assertThat(Eventually.await(() -> inventory.stub().getSerialItem(eventualRead))).isEqualTo(stored);
   }
 
   @Test
@@ -90,7 +100,7 @@ class InventoryReadsTest {
     String token = "";
     do {
       ListProductWarehousesResponse page = inventory.stub().listProductWarehouses(ListProductWarehousesRequest.newBuilder()
-          .setProductId(product).setPageSize(3).setPageToken(token).build());
+          .setProductId(product).setPageSize(3).setPageToken(token).setConsistentRead(true).build());
       pages.add(page);
       token = page.getNextPageToken();
     } while (!token.isEmpty() && pages.size() < 10);
@@ -107,9 +117,9 @@ class InventoryReadsTest {
     String product = id("P");
     List.of("W1", "W2", "W3", "W4").forEach(w -> inventory.stock(product, w, 1));
     ListProductWarehousesResponse first = inventory.stub().listProductWarehouses(ListProductWarehousesRequest.newBuilder()
-        .setProductId(product).setPageSize(2).build());
+        .setProductId(product).setPageSize(2).setConsistentRead(true).build());
     ListProductWarehousesResponse second = inventory.stub().listProductWarehouses(ListProductWarehousesRequest.newBuilder()
-        .setProductId(product).setPageSize(2).setPageToken(first.getNextPageToken()).build());
+        .setProductId(product).setPageSize(2).setPageToken(first.getNextPageToken()).setConsistentRead(true).build());
     assertThat(first.getNextPageToken()).isNotEmpty();
     assertThat(second.getInventoriesCount()).isEqualTo(2);
     assertThat(second.getNextPageToken()).isEmpty();
@@ -122,11 +132,11 @@ class InventoryReadsTest {
       inventory.stock(product, String.format("W%02d", w), 1);
     }
     ListProductWarehousesResponse page = inventory.stub().listProductWarehouses(
-        ListProductWarehousesRequest.newBuilder().setProductId(product).build());
+        ListProductWarehousesRequest.newBuilder().setProductId(product).setConsistentRead(true).build());
     assertThat(page.getInventoriesCount()).isEqualTo(25);
     assertThat(page.getNextPageToken()).isNotEmpty();
     ListProductWarehousesResponse huge = inventory.stub().listProductWarehouses(
-        ListProductWarehousesRequest.newBuilder().setProductId(product).setPageSize(1_000_000).build());
+        ListProductWarehousesRequest.newBuilder().setProductId(product).setPageSize(1_000_000).setConsistentRead(true).build());
     assertThat(huge.getInventoriesCount()).isEqualTo(27);
   }
 
@@ -136,6 +146,12 @@ class InventoryReadsTest {
     List<String> products = List.of("P1", "P2", "P3", "P4", "P5");
     products.forEach(p -> inventory.stock(p, warehouse, 3));
     inventory.stock("P1", warehouse + "0", 3);
+
+    // A4 reads an index, which is eventually consistent only: right after the writes it lags behind
+    // them (here the stand-in answers as of 1 s ago), so a reader waits for it to catch up.
+    ListWarehouseProductsRequest firstPage = ListWarehouseProductsRequest.newBuilder().setWarehouseId(warehouse).build();
+    assertThat(inventory.stub().listWarehouseProducts(firstPage).getInventoriesCount()).as("right after the writes").isZero();
+    Eventually.await(() -> inventory.stub().listWarehouseProducts(firstPage), page -> page.getInventoriesCount() == 5);
 
     List<String> seen = new ArrayList<>();
     String token = "";
@@ -166,7 +182,7 @@ class InventoryReadsTest {
     String warehouse = id("W");
     inventory.stock(product, warehouse, 2);
     inventory.stub().getProductInventory(GetProductInventoryRequest.newBuilder()
-        .setProductId(product).setWarehouseId(warehouse).build());
+        .setProductId(product).setWarehouseId(warehouse).setConsistentRead(true).build());
     inventory.stub().listProductWarehouses(ListProductWarehousesRequest.newBuilder().setProductId(product).build());
     inventory.stub().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder().setWarehouseId(warehouse).build());
 
@@ -191,7 +207,7 @@ class InventoryReadsTest {
       inventory.stock(other, w, 1);
     });
     String token = inventory.stub().listProductWarehouses(ListProductWarehousesRequest.newBuilder()
-        .setProductId(product).setPageSize(1).build()).getNextPageToken();
+        .setProductId(product).setPageSize(1).setConsistentRead(true).build()).getNextPageToken();
     assertThat(token).isNotEmpty();
 
     // Another product's partition: the token is sealed to the product it was issued for.

@@ -78,8 +78,8 @@ class RetrievalMapConformanceTest {
     check("PutProductInventory", PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
         .setProductId(product).setWarehouseId(warehouse).setQuantity(5)).build(), inventory.stub()::putProductInventory);
     check("GetProductInventory", GetProductInventoryRequest.newBuilder()
-        .setProductId(product).setWarehouseId(warehouse).build(), inventory.stub()::getProductInventory);
-    check("ListProductWarehouses", ListProductWarehousesRequest.newBuilder().setProductId(product).build(),
+        .setProductId(product).setWarehouseId(warehouse).setConsistentRead(true).build(), inventory.stub()::getProductInventory);
+    check("ListProductWarehouses", ListProductWarehousesRequest.newBuilder().setProductId(product).setConsistentRead(true).build(),
         inventory.stub()::listProductWarehouses);
     check("ListWarehouseProducts", ListWarehouseProductsRequest.newBuilder().setWarehouseId(warehouse).build(),
         inventory.stub()::listWarehouseProducts);

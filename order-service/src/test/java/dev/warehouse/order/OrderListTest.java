@@ -38,7 +38,7 @@ class OrderListTest {
   }
 
   private static List<String> ids(ListCustomerOrdersRequest.Builder request) {
-    ListCustomerOrdersResponse response = orders.stub().listCustomerOrders(request.setCustomerId(customer).build());
+    ListCustomerOrdersResponse response = orders.stub().listCustomerOrders(request.setCustomerId(customer).setConsistentRead(true).build());
     assertThat(response.getNextPageToken()).isEmpty();
     return response.getOrdersList().stream().map(Order::getOrderId).toList();
   }
@@ -71,7 +71,7 @@ class OrderListTest {
     int calls = 0;
     do {
       ListCustomerOrdersResponse page = orders.stub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
-          .setCustomerId(customer).setPageSize(1).setPageToken(token).build());
+          .setCustomerId(customer).setPageSize(1).setPageToken(token).setConsistentRead(true).build());
       page.getOrdersList().forEach(o -> seen.add(o.getOrderId()));
       token = page.getNextPageToken();
       calls++;
@@ -80,7 +80,7 @@ class OrderListTest {
     assertThat(calls).isEqualTo(4);
 
     String firstPageToken = orders.stub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
-        .setCustomerId(customer).setPageSize(1).build()).getNextPageToken();
+        .setCustomerId(customer).setPageSize(1).setConsistentRead(true).build()).getNextPageToken();
     assertInvalid(() -> orders.stub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
         .setCustomerId(customer).setDatePrefix("2026").setPageToken(firstPageToken).build()), "page_token");
     assertInvalid(() -> orders.stub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()

@@ -62,13 +62,13 @@ class RetrievalMapConformanceTest {
   void everyRouteOfTheOrderCorridor() {
     String customer = id("C");
     Order placed = check("PlaceOrder", order(customer, id("O"), "2026-07-26").build(), orders.stub()::placeOrder);
-    check("GetOrder", GetOrderRequest.newBuilder().setOrderId(placed.getOrderId()).build(), orders.stub()::getOrder);
-    check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer).build(),
+    check("GetOrder", GetOrderRequest.newBuilder().setOrderId(placed.getOrderId()).setConsistentRead(true).build(), orders.stub()::getOrder);
+    check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer).setConsistentRead(true).build(),
         orders.stub()::listCustomerOrders);
-    check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer).setDatePrefix("2026-07").build(),
+    check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer).setDatePrefix("2026-07").setConsistentRead(true).build(),
         orders.stub()::listCustomerOrders);
     check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer)
-        .setStartDate("2026-07-01").setEndDate("2026-07-31").build(), orders.stub()::listCustomerOrders);
+        .setStartDate("2026-07-01").setEndDate("2026-07-31").setConsistentRead(true).build(), orders.stub()::listCustomerOrders);
     check("UpdateOrderStatus", UpdateOrderStatusRequest.newBuilder().setOrderId(placed.getOrderId())
         .setStatus(OrderStatus.ORDER_STATUS_PAID).build(), orders.stub()::updateOrderStatus);
   }

@@ -129,8 +129,8 @@ class StrictMotoLauncherTest {
     put(counter, Map.of("n", n(0)));
     TransactWriteItemsRequest increment = increment(counter, 1, UUID.randomUUID().toString());
 
-    // The SDK retries TransactionInProgressException as throttling; one attempt shows what DynamoDB answered.
-    try (DynamoDbAsyncClient oneAttempt = DynamoClients.create(TestServices.config("strict-moto-test", table), 1, List.of())) {
+    // Our clients make one attempt per call (the SDK would retry TransactionInProgressException as throttling).
+    try (DynamoDbAsyncClient oneAttempt = DynamoClients.create(TestServices.config("strict-moto-test", table), List.of())) {
       CompletableFuture<TransactWriteItemsResponse> first = oneAttempt.transactWriteItems(increment);
       CompletableFuture<TransactWriteItemsResponse> duplicate = oneAttempt.transactWriteItems(increment);
       List<Throwable> failures = Stream.of(first, duplicate)
