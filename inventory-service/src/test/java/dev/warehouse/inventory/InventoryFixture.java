@@ -4,29 +4,42 @@ import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.runtime.server.ServiceProcess;
+import dev.warehouse.runtime.testing.DynamoFaultProxy;
+import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.RecordingInterceptor;
 import dev.warehouse.runtime.testing.TestServices;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The inventory-service as it runs in production (same wiring, real Netty server and channel), on
- * its own table in the shared moto server, with every DynamoDB request it makes recorded.
+ * its own table in the shared moto server, behind a fault proxy, with every DynamoDB request it makes
+ * recorded.
  */
 final class InventoryFixture implements AutoCloseable {
 
+  /** DynamoDB call timeout of most tests: concurrent transactions queue for seconds in the serialized moto. */
+  static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+
   final String table = TestServices.uniqueTableName();
   final RecordingInterceptor recorder = new RecordingInterceptor();
+  final DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint());
   final ServiceProcess process;
   final ManagedChannel channel;
   final InventoryServiceGrpc.InventoryServiceBlockingStub stub;
 
   InventoryFixture() throws Exception {
-    process = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services,
-        List.of(recorder));
+    this(CALL_TIMEOUT);
+  }
+
+  InventoryFixture(Duration dynamoCallTimeout) throws Exception {
+    process = ServiceProcess.start(
+        TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout),
+        InventoryMain::services, List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     stub = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.HOURS);
   }
@@ -51,5 +64,6 @@ final class InventoryFixture implements AutoCloseable {
   public void close() throws Exception {
     channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     process.close();
+    proxy.close();
   }
 }

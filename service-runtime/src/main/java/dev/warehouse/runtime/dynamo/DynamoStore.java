@@ -202,7 +202,7 @@ public final class DynamoStore {
 
   /** One attempt's settings: its timeout, and the access pattern its metrics are counted under. */
   private static java.util.function.Consumer<AwsRequestOverrideConfiguration.Builder> attempt(Route route, Duration timeout) {
-    return o -> o.apiCallTimeout(timeout).putExecutionAttribute(DynamoMetrics.ACCESS_PATTERN, route.patternId());
+    return o -> o.apiCallAttemptTimeout(timeout).putExecutionAttribute(DynamoMetrics.ACCESS_PATTERN, route.patternId());
   }
 
   private Map<String, AttributeValue> startKey(String scope, String pageToken, List<String> keyAttributes,

@@ -22,13 +22,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A test-only HTTP proxy between a service and moto that injects faults on chosen DynamoDB
- * operations: {@code TransactionConflict} cancellations, throttling, HTTP 500s, dropped connections
- * and delays. moto never produces these by itself.
+ * operations: {@code TransactionConflict} and throttling cancellations, throttling, HTTP 500s,
+ * dropped connections, delays before forwarding, and late answers (forwarded at once, so the write
+ * is applied, but answered only after a delay). moto never produces these by itself.
  */
 public final class DynamoFaultProxy implements AutoCloseable {
 
   /** What to do to a request instead of (or before) forwarding it. */
-  public enum Fault { TRANSACTION_CONFLICT, THROTTLING, HTTP_500, DROP_CONNECTION, DELAY }
+  public enum Fault { TRANSACTION_CONFLICT, TRANSACTION_THROTTLED, THROTTLING, HTTP_500, DROP_CONNECTION, DELAY, LATE_ANSWER }
 
   private static final Set<String> UNFORWARDED_HEADERS =
       Set.of("host", "content-length", "connection", "expect", "upgrade", "transfer-encoding", "keep-alive");
@@ -79,6 +80,14 @@ public final class DynamoFaultProxy implements AutoCloseable {
     rules.put(operation, new Rule(Fault.DELAY, new AtomicInteger(times), delay));
   }
 
+  /**
+   * Forwards the next {@code times} calls of {@code operation} at once but answers them only after
+   * {@code delay}: a write that is applied while its caller has given up waiting.
+   */
+  public void answerLate(String operation, Duration delay, int times) {
+    rules.put(operation, new Rule(Fault.LATE_ANSWER, new AtomicInteger(times), delay));
+  }
+
   /** Stops injecting; counts are kept. */
   public void clear() {
     rules.clear();
@@ -107,7 +116,15 @@ public final class DynamoFaultProxy implements AutoCloseable {
       injected.incrementAndGet();
       switch (rule.fault()) {
         case TRANSACTION_CONFLICT -> {
-          respondError(exchange, 400, "TransactionCanceledException", conflictReasons(body));
+          respondError(exchange, 400, "TransactionCanceledException", cancellationReasons(body, "TransactionConflict"));
+          return;
+        }
+        case TRANSACTION_THROTTLED -> {
+          respondError(exchange, 400, "TransactionCanceledException", cancellationReasons(body, "ThrottlingError"));
+          return;
+        }
+        case LATE_ANSWER -> {
+          forward(exchange, body, rule.delay());
           return;
         }
         case THROTTLING -> {
@@ -125,10 +142,10 @@ public final class DynamoFaultProxy implements AutoCloseable {
         case DELAY -> sleep(rule.delay());
       }
     }
-    forward(exchange, body);
+    forward(exchange, body, Duration.ZERO);
   }
 
-  private void forward(HttpExchange exchange, byte[] body) throws IOException {
+  private void forward(HttpExchange exchange, byte[] body, Duration answerAfter) throws IOException {
     HttpRequest.Builder request = HttpRequest.newBuilder(target.resolve(exchange.getRequestURI()))
         .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(body));
     exchange.getRequestHeaders().forEach((name, values) -> {
@@ -143,6 +160,7 @@ public final class DynamoFaultProxy implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IOException(e);
     }
+    sleep(answerAfter);
     response.headers().map().forEach((name, values) -> {
       if (!UNFORWARDED_HEADERS.contains(name.toLowerCase()) && !name.startsWith(":")) {
         exchange.getResponseHeaders().put(name, List.copyOf(values));
@@ -151,12 +169,12 @@ public final class DynamoFaultProxy implements AutoCloseable {
     send(exchange, response.statusCode(), response.body());
   }
 
-  /** One cancellation reason per transaction item (each carries a TableName): the first conflicts. */
-  private static String conflictReasons(byte[] request) {
+  /** One cancellation reason per transaction item (each carries a TableName): the first has {@code code}. */
+  private static String cancellationReasons(byte[] request, String code) {
     String text = new String(request, StandardCharsets.UTF_8);
     int items = Math.max(1, text.split("\"TableName\"", -1).length - 1);
-    StringBuilder reasons = new StringBuilder(",\"CancellationReasons\":[{\"Code\":\"TransactionConflict\","
-        + "\"Message\":\"Transaction is ongoing for the item\"}");
+    StringBuilder reasons = new StringBuilder(",\"CancellationReasons\":[{\"Code\":\"" + code + "\","
+        + "\"Message\":\"fault injected\"}");
     for (int i = 1; i < items; i++) {
       reasons.append(",{\"Code\":\"None\"}");
     }
