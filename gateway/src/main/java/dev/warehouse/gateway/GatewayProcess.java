@@ -11,6 +11,7 @@ import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.server.ServiceServer;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
@@ -96,6 +97,12 @@ public final class GatewayProcess implements AutoCloseable {
 
   public int metricsPort() {
     return metrics.port();
+  }
+
+  /** The circuit breaker of one backend, by its name ({@code inventory-service}, {@code order-service}). */
+  public CircuitBreaker circuitBreaker(String name) {
+    return backends.stream().map(Backend::circuitBreaker).filter(breaker -> breaker.getName().equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no backend named " + name));
   }
 
   public void awaitTermination() throws InterruptedException {
