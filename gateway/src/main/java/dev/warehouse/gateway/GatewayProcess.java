@@ -28,7 +28,10 @@ import java.util.logging.Logger;
 /** The running gateway, wired by hand; {@code main} and the tests both start it here. */
 public final class GatewayProcess implements AutoCloseable {
 
-  /** Calls in the circuit breaker's window; half failing (UNAVAILABLE or DEADLINE_EXCEEDED) opens it. */
+  /**
+   * Calls in the circuit breaker's window; half failing (UNAVAILABLE, or the deadline passing) opens
+   * it. What counts, and what is ignored, is the {@link Backend}'s to say.
+   */
   public static final int CIRCUIT_WINDOW = 10;
   public static final int CIRCUIT_MIN_CALLS = 5;
   public static final float CIRCUIT_FAILURE_RATE = 50;
@@ -62,15 +65,17 @@ public final class GatewayProcess implements AutoCloseable {
         .waitDurationInOpenState(config.circuitOpenFor())
         .permittedNumberOfCallsInHalfOpenState(2)
         .automaticTransitionFromOpenToHalfOpenEnabled(true)
+        .ignoreExceptions(Backend.CallerCancellation.class)
         .build());
     TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(registry);
 
     EventLoopGroup eventLoops = EventLoops.group(Runtime.getRuntime().availableProcessors());
     Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
-        config.inventoryAddresses(), circuits.circuitBreaker("inventory-service"), config.defaultDeadline(), registry,
-        eventLoops);
+        config.inventoryAddresses(), circuits.circuitBreaker("inventory-service"), config.defaultDeadline(),
+        config.minForwardBudget(), registry, eventLoops);
     Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
-        config.orderAddresses(), circuits.circuitBreaker("order-service"), config.defaultDeadline(), registry, eventLoops);
+        config.orderAddresses(), circuits.circuitBreaker("order-service"), config.defaultDeadline(),
+        config.minForwardBudget(), registry, eventLoops);
 
     // Forwarding never blocks: the event loop hands each call straight to its backend call.
     ServiceServer server = new ServiceServer(
