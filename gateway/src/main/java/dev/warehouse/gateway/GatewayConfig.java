@@ -11,6 +11,8 @@ import java.util.Map;
  * @param inventoryAddresses {@code INVENTORY_ADDRESSES}: host:port of every inventory-service instance
  * @param orderAddresses     {@code ORDER_ADDRESSES}: host:port of every order-service instance
  * @param defaultDeadline    {@code DEFAULT_DEADLINE_MS}: the deadline of a call that arrives without one
+ * @param minForwardBudget   {@code MIN_FORWARD_BUDGET_MS}: the least time a caller's deadline must leave for the call
+ *                           to be forwarded (less fails at once, DEADLINE_TOO_SHORT); below {@code defaultDeadline}
  * @param circuitOpenFor     {@code CIRCUIT_OPEN_SECONDS}: how long an open circuit fails fast before probing
  */
 public record GatewayConfig(
@@ -19,6 +21,7 @@ public record GatewayConfig(
     List<String> inventoryAddresses,
     List<String> orderAddresses,
     Duration defaultDeadline,
+    Duration minForwardBudget,
     Duration circuitOpenFor,
     Duration shutdownGrace) {
 
@@ -27,6 +30,7 @@ public record GatewayConfig(
   public static final String DEFAULT_INVENTORY_ADDRESSES = "127.0.0.1:50052";
   public static final String DEFAULT_ORDER_ADDRESSES = "127.0.0.1:50053";
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_MIN_FORWARD_BUDGET = Duration.ofMillis(50);
   public static final Duration DEFAULT_CIRCUIT_OPEN = Duration.ofSeconds(5);
 
   public static GatewayConfig fromEnvironment(Map<String, String> env) {
@@ -44,14 +48,21 @@ public record GatewayConfig(
   }
 
   private static GatewayConfig read(EnvReader reader) {
-    return new GatewayConfig(
+    GatewayConfig config = new GatewayConfig(
         reader.port("GRPC_PORT", DEFAULT_GRPC_PORT),
         reader.port("METRICS_PORT", DEFAULT_METRICS_PORT),
         reader.addresses("INVENTORY_ADDRESSES", DEFAULT_INVENTORY_ADDRESSES),
         reader.addresses("ORDER_ADDRESSES", DEFAULT_ORDER_ADDRESSES),
         Duration.ofMillis(reader.positiveLong("DEFAULT_DEADLINE_MS", DEFAULT_DEADLINE.toMillis())),
+        Duration.ofMillis(reader.positiveLong("MIN_FORWARD_BUDGET_MS", DEFAULT_MIN_FORWARD_BUDGET.toMillis())),
         Duration.ofSeconds(reader.positiveLong("CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
         Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", 30)));
+    if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
+      // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
+      reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()
+          + ") must be less than DEFAULT_DEADLINE_MS (" + config.defaultDeadline().toMillis() + ")");
+    }
+    return config;
   }
 
   /** One line for the start-up log. */
@@ -60,6 +71,7 @@ public record GatewayConfig(
         + " inventory_addresses=" + String.join(",", inventoryAddresses)
         + " order_addresses=" + String.join(",", orderAddresses)
         + " default_deadline_ms=" + defaultDeadline.toMillis()
+        + " min_forward_budget_ms=" + minForwardBudget.toMillis()
         + " circuit_open_s=" + circuitOpenFor.getSeconds()
         + " shutdown_grace_s=" + shutdownGrace.getSeconds();
   }

@@ -11,6 +11,7 @@ import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.server.ServiceServer;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
@@ -27,7 +28,10 @@ import java.util.logging.Logger;
 /** The running gateway, wired by hand; {@code main} and the tests both start it here. */
 public final class GatewayProcess implements AutoCloseable {
 
-  /** Calls in the circuit breaker's window; half failing (UNAVAILABLE or DEADLINE_EXCEEDED) opens it. */
+  /**
+   * Calls in the circuit breaker's window; half failing (UNAVAILABLE, or the deadline passing) opens
+   * it. What counts, and what is ignored, is the {@link Backend}'s to say.
+   */
   public static final int CIRCUIT_WINDOW = 10;
   public static final int CIRCUIT_MIN_CALLS = 5;
   public static final float CIRCUIT_FAILURE_RATE = 50;
@@ -61,15 +65,17 @@ public final class GatewayProcess implements AutoCloseable {
         .waitDurationInOpenState(config.circuitOpenFor())
         .permittedNumberOfCallsInHalfOpenState(2)
         .automaticTransitionFromOpenToHalfOpenEnabled(true)
+        .ignoreExceptions(Backend.CallerCancellation.class)
         .build());
     TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(registry);
 
     EventLoopGroup eventLoops = EventLoops.group(Runtime.getRuntime().availableProcessors());
     Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
-        config.inventoryAddresses(), circuits.circuitBreaker("inventory-service"), config.defaultDeadline(), registry,
-        eventLoops);
+        config.inventoryAddresses(), circuits.circuitBreaker("inventory-service"), config.defaultDeadline(),
+        config.minForwardBudget(), registry, eventLoops);
     Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
-        config.orderAddresses(), circuits.circuitBreaker("order-service"), config.defaultDeadline(), registry, eventLoops);
+        config.orderAddresses(), circuits.circuitBreaker("order-service"), config.defaultDeadline(),
+        config.minForwardBudget(), registry, eventLoops);
 
     // Forwarding never blocks: the event loop hands each call straight to its backend call.
     ServiceServer server = new ServiceServer(
@@ -96,6 +102,12 @@ public final class GatewayProcess implements AutoCloseable {
 
   public int metricsPort() {
     return metrics.port();
+  }
+
+  /** The circuit breaker of one backend, by its name ({@code inventory-service}, {@code order-service}). */
+  public CircuitBreaker circuitBreaker(String name) {
+    return backends.stream().map(Backend::circuitBreaker).filter(breaker -> breaker.getName().equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no backend named " + name));
   }
 
   public void awaitTermination() throws InterruptedException {

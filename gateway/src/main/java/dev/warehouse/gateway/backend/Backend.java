@@ -8,9 +8,11 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.CallOptions;
 import io.grpc.ConnectivityState;
 import io.grpc.Context;
+import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoop;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -29,23 +31,65 @@ import java.util.concurrent.TimeUnit;
  * One backend service (say, the inventory-service) behind the gateway: channels balancing over its
  * instances, one per gateway I/O thread, and a circuit breaker that fails calls fast while the whole
  * service is down.
+ *
+ * <p>The breaker hears only of what is the backend's fault, so that no caller can open the circuit
+ * for the others:
+ * <ul>
+ *   <li>Not forwarded, not recorded: a call whose deadline leaves less than the minimum forward
+ *       budget fails at once with DEADLINE_EXCEEDED ({@code DEADLINE_TOO_SHORT}), before asking the
+ *       breaker for a permission. So every forwarded call has a fair budget: the caller's deadline
+ *       with at least the minimum left, or the gateway's default deadline; a retry, too, is made
+ *       only while the minimum is left.
+ *   <li>Failures: UNAVAILABLE (no instance reachable), and the deadline passing without an answer:
+ *       DEADLINE_EXCEEDED, or the caller's cancellation arriving once its deadline has passed (a
+ *       client cancels when its own timer fires, which can reach us before our timer has run).
+ *   <li>Ignored (neither failure nor success; a half-open circuit gets its trial permit back): the
+ *       caller cancelling before its deadline, or the gateway shutting down. A client's cancellation
+ *       at its own deadline can arrive a little before ours (its deadline started counting before
+ *       its request reached us); such a timeout is then ignored, never counted as a success, so a
+ *       slow backend still opens the circuit, on the timeouts that are counted.
+ *   <li>Successes: every answer of the backend, errors about data (NOT_FOUND ...) included.
+ * </ul>
  */
 public final class Backend implements AutoCloseable {
+
+  /**
+   * What the breaker is told of a call the caller ended: its config must ignore this exception
+   * ({@code CircuitBreakerConfig.Builder.ignoreExceptions}), so the call is recorded as ignored.
+   */
+  public static final class CallerCancellation extends RuntimeException {
+    private CallerCancellation() {
+      super("the caller cancelled the call before its deadline", null, false, false);
+    }
+  }
+
+  private static final CallerCancellation CALLER_CANCELLATION = new CallerCancellation();
 
   private final String serviceName;
   private final List<EventLoop> loops = new ArrayList<>();
   private final List<ManagedChannel> channels;
   private final CircuitBreaker circuitBreaker;
   private final Duration defaultDeadline;
+  private final long minForwardBudgetNanos;
   private final Set<String> retryable;
 
+  /**
+   * @param circuitBreaker    must ignore {@link CallerCancellation}
+   * @param minForwardBudget  the least time left before a caller's deadline with which a call is forwarded
+   */
   public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, List<String> addresses,
-      CircuitBreaker circuitBreaker, Duration defaultDeadline, MeterRegistry meters, EventLoopGroup eventLoops) {
+      CircuitBreaker circuitBreaker, Duration defaultDeadline, Duration minForwardBudget, MeterRegistry meters,
+      EventLoopGroup eventLoops) {
+    if (!circuitBreaker.getCircuitBreakerConfig().getIgnoreExceptionPredicate().test(CALLER_CANCELLATION)) {
+      throw new IllegalArgumentException("circuit breaker " + circuitBreaker.getName() + " must ignore "
+          + CallerCancellation.class.getName());
+    }
     StaticAddressResolverProvider.register();
     this.serviceName = service.getFullName();
     this.retryable = BackendServiceConfig.retryableFullNames(service);
     this.circuitBreaker = circuitBreaker;
     this.defaultDeadline = defaultDeadline;
+    this.minForwardBudgetNanos = minForwardBudget.toNanos();
     eventLoops.forEach(loop -> loops.add((EventLoop) loop));
     this.channels = loops.stream().map(loop -> NettyChannelBuilder
         .forTarget(StaticAddressResolverProvider.target(addresses))
@@ -104,10 +148,17 @@ public final class Backend implements AutoCloseable {
   /**
    * Forwards one unary call, as bytes, to a healthy instance. The caller's deadline and cancellation
    * carry over (the call is made in the incoming call's context); a call without a deadline gets the
-   * default. Statuses and their trailers ({@code google.rpc} details) come back unchanged. A call that
-   * is safe to repeat is tried once more, on the next instance, when it fails with UNAVAILABLE.
+   * default, and one with less than the minimum budget left fails at once. Statuses and their
+   * trailers ({@code google.rpc} details) come back unchanged. A call that is safe to repeat is tried
+   * once more, on the next instance, when it fails with UNAVAILABLE and the minimum budget is left.
    */
   public void forward(MethodDescriptor<byte[], byte[]> method, byte[] request, StreamObserver<byte[]> response) {
+    Context context = Context.current();
+    Deadline callers = context.getDeadline();
+    if (callers != null && callers.timeRemaining(TimeUnit.NANOSECONDS) < minForwardBudgetNanos) {
+      response.onError(deadlineTooShort(callers));
+      return;
+    }
     if (!circuitBreaker.tryAcquirePermission()) {
       response.onError(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
           .setCode(Code.UNAVAILABLE_VALUE)
@@ -120,16 +171,31 @@ public final class Backend implements AutoCloseable {
           .build()));
       return;
     }
-    Context context = Context.current();
-    CallOptions options = context.getDeadline() == null
-        ? CallOptions.DEFAULT.withDeadlineAfter(defaultDeadline.toMillis(), TimeUnit.MILLISECONDS)
-        : CallOptions.DEFAULT;
+    // The call's budget: the caller's deadline (the call context carries it), or the default one.
+    Deadline budget = callers != null ? callers : Deadline.after(defaultDeadline.toNanos(), TimeUnit.NANOSECONDS);
+    CallOptions options = callers != null ? CallOptions.DEFAULT : CallOptions.DEFAULT.withDeadline(budget);
     int attempts = retryable.contains(method.getFullMethodName()) ? BackendServiceConfig.MAX_ATTEMPTS : 1;
-    attempt(context, method, options, request, response, attempts, System.nanoTime());
+    attempt(context, method, options, budget, request, response, attempts, System.nanoTime());
   }
 
-  private void attempt(Context context, MethodDescriptor<byte[], byte[]> method, CallOptions options, byte[] request,
-      StreamObserver<byte[]> response, int attemptsLeft, long started) {
+  private StatusRuntimeException deadlineTooShort(Deadline callers) {
+    long minMs = TimeUnit.NANOSECONDS.toMillis(minForwardBudgetNanos);
+    long leftMs = Math.max(0, callers.timeRemaining(TimeUnit.MILLISECONDS));
+    return StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+        .setCode(Code.DEADLINE_EXCEEDED_VALUE)
+        .setMessage("the call's deadline leaves " + leftMs + " ms; the gateway forwards a call only with at least "
+            + minMs + " ms left")
+        .addDetails(Any.pack(ErrorInfo.newBuilder()
+            .setReason("DEADLINE_TOO_SHORT")
+            .setDomain(GrpcErrors.ERROR_DOMAIN)
+            .putMetadata("remaining_ms", Long.toString(leftMs))
+            .putMetadata("min_forward_budget_ms", Long.toString(minMs))
+            .build()))
+        .build());
+  }
+
+  private void attempt(Context context, MethodDescriptor<byte[], byte[]> method, CallOptions options, Deadline budget,
+      byte[] request, StreamObserver<byte[]> response, int attemptsLeft, long started) {
     ClientCalls.asyncUnaryCall(channel().newCall(method, options), request, new StreamObserver<>() {
       @Override
       public void onNext(byte[] value) {
@@ -139,17 +205,23 @@ public final class Backend implements AutoCloseable {
       @Override
       public void onError(Throwable t) {
         Status.Code code = Status.fromThrowable(t).getCode();
-        if (code == Status.Code.UNAVAILABLE && attemptsLeft > 1 && !context.isCancelled()) {
+        if (code == Status.Code.UNAVAILABLE && attemptsLeft > 1 && !context.isCancelled()
+            && budget.timeRemaining(TimeUnit.NANOSECONDS) >= minForwardBudgetNanos) {
           // Round robin hands the retry to the next healthy instance; it runs in the caller's context,
           // so it keeps the caller's deadline and cancellation.
-          context.run(() -> attempt(context, method, options, request, response, attemptsLeft - 1, started));
+          context.run(() -> attempt(context, method, options, budget, request, response, attemptsLeft - 1, started));
           return;
         }
-        // Only signs of a sick backend count against it; its answers about data (NOT_FOUND, ...) do not.
-        if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED) {
-          circuitBreaker.onError(System.nanoTime() - started, TimeUnit.NANOSECONDS, t);
+        long elapsed = System.nanoTime() - started;
+        if (context.isCancelled() && !budget.isExpired()) {
+          // The caller went away before its deadline: nothing learnt about the backend.
+          circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, CALLER_CANCELLATION);
+        } else if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED || context.isCancelled()) {
+          // Signs of a sick backend; a cancellation past the deadline is the deadline. Its answers
+          // about data (NOT_FOUND, ...) do not count against it.
+          circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, t);
         } else {
-          circuitBreaker.onSuccess(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+          circuitBreaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
         }
         response.onError(t);
       }

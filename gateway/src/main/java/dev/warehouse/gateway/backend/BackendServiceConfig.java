@@ -1,8 +1,8 @@
 package dev.warehouse.gateway.backend;
 
+import com.google.protobuf.DescriptorProtos.MethodOptions.IdempotencyLevel;
 import com.google.protobuf.Descriptors.MethodDescriptor;
 import com.google.protobuf.Descriptors.ServiceDescriptor;
-import dev.warehouse.routing.v1.RouteProto;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -10,8 +10,10 @@ import java.util.stream.Collectors;
 
 /**
  * The gRPC service config of a backend channel (round robin over the instances that pass their
- * health check), and which calls are safe to repeat on another instance: the reads of the retrieval
- * map (A1-A6) and the writes that carry a {@code request_id}.
+ * health check), and which calls are safe to repeat on another instance: those whose contract
+ * declares protobuf's standard {@code idempotency_level} as {@code NO_SIDE_EFFECTS} (the reads) or
+ * {@code IDEMPOTENT} (the writes made safe to repeat by their {@code request_id}). A method that
+ * declares neither ({@code IDEMPOTENCY_UNKNOWN}) is never retried.
  */
 public final class BackendServiceConfig {
 
@@ -33,11 +35,13 @@ public final class BackendServiceConfig {
         .collect(Collectors.toUnmodifiableSet());
   }
 
-  /** Reads (route ids A…) and writes made idempotent by a request id. */
+  /** The methods declared {@code NO_SIDE_EFFECTS} or {@code IDEMPOTENT}. */
   public static List<MethodDescriptor> retryableMethods(ServiceDescriptor service) {
-    return service.getMethods().stream()
-        .filter(m -> m.getOptions().getExtension(RouteProto.route).getPatternId().startsWith("A")
-            || m.getInputType().findFieldByName("request_id") != null)
-        .toList();
+    return service.getMethods().stream().filter(BackendServiceConfig::isRetryable).toList();
+  }
+
+  private static boolean isRetryable(MethodDescriptor method) {
+    IdempotencyLevel level = method.getOptions().getIdempotencyLevel();
+    return level == IdempotencyLevel.NO_SIDE_EFFECTS || level == IdempotencyLevel.IDEMPOTENT;
   }
 }

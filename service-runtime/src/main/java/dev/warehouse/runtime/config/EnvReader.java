@@ -30,6 +30,11 @@ public final class EnvReader {
     }
   }
 
+  /** Records a problem that no single variable shows, such as one that must be below another. */
+  public void problem(String description) {
+    problems.add(description);
+  }
+
   /** The names of every variable read so far, in order: what a deployment may set. */
   public List<String> names() {
     return List.copyOf(names);
