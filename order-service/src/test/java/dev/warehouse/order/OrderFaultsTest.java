@@ -3,14 +3,17 @@ package dev.warehouse.order;
 import static dev.warehouse.order.OrderFixture.id;
 import static dev.warehouse.order.OrderFixture.order;
 import static dev.warehouse.runtime.testing.Statuses.assertStatus;
+import static dev.warehouse.runtime.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.ListCustomerOrdersRequest;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import dev.warehouse.runtime.dynamo.DynamoCalls;
+import dev.warehouse.runtime.testing.CallBounds;
 import dev.warehouse.runtime.testing.DynamoFaultProxy.Fault;
 import io.grpc.Status;
 import java.time.Duration;
@@ -139,6 +142,74 @@ class OrderFaultsTest {
   void shortDelays_withinTheAttemptTimeout_cost_nothingButTime() {
     orders.proxy.delay(TRANSACT, Duration.ofMillis(100), 1);
     assertThat(place(order(id("C"), id("O"), "2026-07-26").build()).getVersion()).isEqualTo(1);
+  }
+
+  @Test
+  void statusUpdate_whoseAttemptCommittedButAnsweredLate_answersTheCommittedOrder() {
+    String orderId = place(order(id("C"), id("O"), "2026-07-26").build()).getOrderId();
+    // Applied at once, answered after the attempt's timeout (a quarter of 2 s): the retry carries the
+    // same client request token, so DynamoDB answers it as done instead of failing its version check.
+    orders.proxy.answerLate(TRANSACT, Duration.ofMillis(800), 1);
+    Order paid = orders.stub().updateOrderStatus(UpdateOrderStatusRequest.newBuilder()
+        .setOrderId(orderId).setStatus(OrderStatus.ORDER_STATUS_PAID).setExpectedVersion(1).build());
+    assertThat(paid.getVersion()).isEqualTo(2);
+    assertThat(paid.getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_PAID);
+    assertThat(orders.stub().getOrder(GetOrderRequest.newBuilder().setOrderId(orderId).setConsistentRead(true).build()))
+        .isEqualTo(paid);
+  }
+
+  @Test
+  void placeOrder_whoseAttemptCommittedButAnsweredLate_answersTheOrderPlacedOnce() {
+    PlaceOrderRequest request = order(id("C"), id("O"), "2026-07-26").build();
+    orders.proxy.answerLate(TRANSACT, Duration.ofMillis(800), 1);
+    Order placed = place(request);
+    assertThat(placed.getOrderId()).isEqualTo(request.getOrderId());
+    assertThat(orders.stub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
+        .setCustomerId(request.getCustomerId()).setConsistentRead(true).build()).getOrdersList()).containsExactly(placed);
+  }
+
+  @Test
+  void reads_againstADatabaseThatNeverAnswers_stopAtTheCallersDeadline() {
+    String orderId = place(order(id("C"), id("O"), "2026-07-26").build()).getOrderId();
+    orders.recorder.clear();
+    orders.proxy.delay("GetItem", Duration.ofSeconds(30), Integer.MAX_VALUE);
+    long started = System.nanoTime();
+    assertThat(failure(() -> orders.stub().withDeadlineAfter(1, TimeUnit.SECONDS)
+        .getOrder(GetOrderRequest.newBuilder().setOrderId(orderId).build())).getStatus().getCode())
+        .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    CallBounds.assertNoWorkPast(orders.recorder, started, Duration.ofMillis(1200));
+  }
+
+  @Test
+  void statusUpdates_againstADatabaseThatNeverAnswers_stopAtTheCallersDeadline() {
+    String orderId = place(order(id("C"), id("O"), "2026-07-26").build()).getOrderId();
+    orders.recorder.clear();
+    orders.proxy.delay(TRANSACT, Duration.ofSeconds(30), Integer.MAX_VALUE);
+    long started = System.nanoTime();
+    assertThat(failure(() -> orders.stub().withDeadlineAfter(1, TimeUnit.SECONDS)
+        .updateOrderStatus(UpdateOrderStatusRequest.newBuilder().setOrderId(orderId)
+            .setStatus(OrderStatus.ORDER_STATUS_PAID).build())).getStatus().getCode())
+        .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    CallBounds.assertNoWorkPast(orders.recorder, started, Duration.ofMillis(1200));
+  }
+
+  /** The README's bound of one user call: each DynamoDB operation is tried at most MAX_ATTEMPTS times. */
+  @Test
+  void persistentServerErrors_onReads_makeAtMostTheBoundedAttempts() {
+    String orderId = place(order(id("C"), id("O"), "2026-07-26").build()).getOrderId();
+    for (String operation : new String[] {"GetItem", "Query"}) {
+      int before = orders.proxy.calls(operation);
+      orders.proxy.inject(operation, Fault.HTTP_500, Integer.MAX_VALUE);
+      assertStatus(() -> {
+        if (operation.equals("GetItem")) {
+          orders.stub().getOrder(GetOrderRequest.newBuilder().setOrderId(orderId).build());
+        } else {
+          orders.stub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C1").build());
+        }
+      }, Status.Code.UNAVAILABLE, "DATABASE_UNAVAILABLE");
+      assertThat(orders.proxy.calls(operation) - before).as(operation + " attempts").isEqualTo(DynamoCalls.MAX_ATTEMPTS);
+      orders.proxy.clear();
+    }
   }
 
   @Test
