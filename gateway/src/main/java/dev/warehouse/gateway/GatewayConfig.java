@@ -1,6 +1,7 @@
 package dev.warehouse.gateway;
 
 import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.config.ServiceConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +13,9 @@ import java.util.Map;
  * @param orderAddresses     {@code ORDER_ADDRESSES}: host:port of every order-service instance
  * @param defaultDeadline    {@code DEFAULT_DEADLINE_MS}: the deadline of a call that arrives without one
  * @param circuitOpenFor     {@code CIRCUIT_OPEN_SECONDS}: how long an open circuit fails fast before probing
+ * @param shutdownDrain      {@code SHUTDOWN_DRAIN_MS}: how long shutdown keeps serving after health turns
+ *                           NOT_SERVING, before it refuses new calls
+ * @param shutdownGrace      {@code SHUTDOWN_GRACE_SECONDS}: how long shutdown then waits for in-flight calls
  */
 public record GatewayConfig(
     int grpcPort,
@@ -20,6 +24,7 @@ public record GatewayConfig(
     List<String> orderAddresses,
     Duration defaultDeadline,
     Duration circuitOpenFor,
+    Duration shutdownDrain,
     Duration shutdownGrace) {
 
   public static final int DEFAULT_GRPC_PORT = 50051;
@@ -51,7 +56,9 @@ public record GatewayConfig(
         reader.addresses("ORDER_ADDRESSES", DEFAULT_ORDER_ADDRESSES),
         Duration.ofMillis(reader.positiveLong("DEFAULT_DEADLINE_MS", DEFAULT_DEADLINE.toMillis())),
         Duration.ofSeconds(reader.positiveLong("CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
-        Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", 30)));
+        Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", ServiceConfig.DEFAULT_SHUTDOWN_DRAIN.toMillis())),
+        Duration.ofSeconds(
+            reader.positiveLong("SHUTDOWN_GRACE_SECONDS", ServiceConfig.DEFAULT_SHUTDOWN_GRACE.getSeconds())));
   }
 
   /** One line for the start-up log. */
@@ -61,6 +68,7 @@ public record GatewayConfig(
         + " order_addresses=" + String.join(",", orderAddresses)
         + " default_deadline_ms=" + defaultDeadline.toMillis()
         + " circuit_open_s=" + circuitOpenFor.getSeconds()
+        + " shutdown_drain_ms=" + shutdownDrain.toMillis()
         + " shutdown_grace_s=" + shutdownGrace.getSeconds();
   }
 }
