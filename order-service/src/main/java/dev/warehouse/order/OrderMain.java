@@ -37,8 +37,11 @@ public final class OrderMain {
     ServiceMain.run(config, SDK_MAX_ATTEMPTS, OrderMain::services);
   }
 
-  /** The production wiring, shared with the tests. */
-  static List<BindableService> services(ServiceContext context) {
+  /**
+   * The production wiring, shared with the tests; public because the gateway's tests start
+   * order-service instances in-process with it.
+   */
+  public static List<BindableService> services(ServiceContext context) {
     TransactionRunner transactions = new TransactionRunner(
         context.dynamo(), context.scheduler(), context.meterRegistry(), context.config().dynamoCallTimeout());
     DynamoOrderRepository repository = new DynamoOrderRepository(
