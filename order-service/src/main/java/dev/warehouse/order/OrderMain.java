@@ -14,7 +14,8 @@ import java.util.List;
 
 /**
  * Starts the order-service ({@code java -jar order-service.jar}), or runs the consistency audit
- * ({@code java -jar order-service.jar audit [--segments N] [--pages-per-second N]}).
+ * ({@code java -jar order-service.jar audit [--segments N] [--pages-per-second N]}), whose exit status is
+ * 0 clean, 1 problems found, 2 bad arguments, 3 could not finish ({@link OrderAudit#run}).
  */
 public final class OrderMain {
 
