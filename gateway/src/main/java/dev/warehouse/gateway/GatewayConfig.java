@@ -1,6 +1,7 @@
 package dev.warehouse.gateway;
 
 import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.config.ServiceConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +15,9 @@ import java.util.Map;
  * @param minForwardBudget   {@code MIN_FORWARD_BUDGET_MS}: the least time a caller's deadline must leave for the call
  *                           to be forwarded (less fails at once, DEADLINE_TOO_SHORT); below {@code defaultDeadline}
  * @param circuitOpenFor     {@code CIRCUIT_OPEN_SECONDS}: how long an open circuit fails fast before probing
+ * @param shutdownDrain      {@code SHUTDOWN_DRAIN_MS}: how long shutdown keeps serving after health turns
+ *                           NOT_SERVING, before it refuses new calls
+ * @param shutdownGrace      {@code SHUTDOWN_GRACE_SECONDS}: how long shutdown then waits for in-flight calls
  */
 public record GatewayConfig(
     int grpcPort,
@@ -23,6 +27,7 @@ public record GatewayConfig(
     Duration defaultDeadline,
     Duration minForwardBudget,
     Duration circuitOpenFor,
+    Duration shutdownDrain,
     Duration shutdownGrace) {
 
   public static final int DEFAULT_GRPC_PORT = 50051;
@@ -56,7 +61,9 @@ public record GatewayConfig(
         Duration.ofMillis(reader.positiveLong("DEFAULT_DEADLINE_MS", DEFAULT_DEADLINE.toMillis())),
         Duration.ofMillis(reader.positiveLong("MIN_FORWARD_BUDGET_MS", DEFAULT_MIN_FORWARD_BUDGET.toMillis())),
         Duration.ofSeconds(reader.positiveLong("CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
-        Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", 30)));
+        Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", ServiceConfig.DEFAULT_SHUTDOWN_DRAIN.toMillis())),
+        Duration.ofSeconds(
+            reader.positiveLong("SHUTDOWN_GRACE_SECONDS", ServiceConfig.DEFAULT_SHUTDOWN_GRACE.getSeconds())));
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
       reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()
@@ -73,6 +80,7 @@ public record GatewayConfig(
         + " default_deadline_ms=" + defaultDeadline.toMillis()
         + " min_forward_budget_ms=" + minForwardBudget.toMillis()
         + " circuit_open_s=" + circuitOpenFor.getSeconds()
+        + " shutdown_drain_ms=" + shutdownDrain.toMillis()
         + " shutdown_grace_s=" + shutdownGrace.getSeconds();
   }
 }

@@ -87,6 +87,7 @@ public final class GatewayProcess implements AutoCloseable {
         List.of(new ForwardingService(InventoryServiceGrpc.getServiceDescriptor(), inventory),
             new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders)),
         List.of(new MetricCollectingServerInterceptor(registry)),
+        config.shutdownDrain(),
         config.shutdownGrace());
     server.start();
     BackendHealthMonitor monitor = new BackendHealthMonitor(List.of(inventory, orders), server.health());
@@ -114,7 +115,10 @@ public final class GatewayProcess implements AutoCloseable {
     server.awaitTermination();
   }
 
-  /** Drains in-flight calls, then closes the backend channels and the metrics port. */
+  /**
+   * Stops as {@link ServiceServer#stop} does (NOT_SERVING, the drain delay, then in-flight calls get the
+   * grace period), then closes the backend channels and the metrics port.
+   */
   @Override
   public void close() {
     server.stop();

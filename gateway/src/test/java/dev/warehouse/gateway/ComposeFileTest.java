@@ -9,8 +9,12 @@ import dev.warehouse.runtime.server.HealthProbe;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
@@ -23,6 +27,7 @@ import org.yaml.snakeyaml.Yaml;
 class ComposeFileTest {
 
   private static final Path ROOT = StackProcess.ROOT;
+  private static final Pattern COMPOSE_DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(us|ms|s|m|h)");
   private static Map<String, Map<String, Object>> services;
 
   @BeforeAll
@@ -92,6 +97,63 @@ class ComposeFileTest {
         Integer.toString(grpcPort));
     assertThat(buildModule(name)).isEqualTo(name);
     assertThat(ROOT.resolve(name).resolve("pom.xml")).isRegularFile();
+  }
+
+  /**
+   * On SIGTERM a process drains ({@code SHUTDOWN_DRAIN_MS}) and then waits {@code SHUTDOWN_GRACE_SECONDS}
+   * for calls in flight, as its own configuration reads them from the compose file (or their defaults);
+   * Docker must give it longer than both before it kills it, and its default (10 s) is shorter.
+   */
+  @Test
+  void everyServer_getsAStopGracePeriod_longerThanItsDrainAndGrace() {
+    for (String name : List.of("inventory-service", "order-service", "gateway")) {
+      // Only the shutdown settings: the others hold compose interpolations such as ${PAGE_TOKEN_KEY:-}.
+      Map<String, String> shutdown = new HashMap<>(env(name));
+      shutdown.keySet().removeIf(variable -> !variable.startsWith("SHUTDOWN_"));
+      Duration drainAndGrace;
+      if (name.equals("gateway")) {
+        GatewayConfig config = GatewayConfig.fromEnvironment(shutdown);
+        drainAndGrace = config.shutdownDrain().plus(config.shutdownGrace());
+      } else {
+        ServiceConfig config = ServiceConfig.fromEnvironment(name, 1, 1, shutdown);
+        drainAndGrace = config.shutdownDrain().plus(config.shutdownGrace());
+      }
+      Object period = services.get(name).get("stop_grace_period");
+      assertThat(period).as(name + " stop_grace_period (Docker's default is 10 s)").isNotNull();
+      assertThat(composeDuration(period.toString())).as(name + " stop_grace_period").isGreaterThan(drainAndGrace);
+    }
+  }
+
+  @Test
+  void composeDurations_readAsComposeReadsThem() {
+    assertThat(composeDuration("35s")).isEqualTo(Duration.ofSeconds(35));
+    assertThat(composeDuration("1m30s")).isEqualTo(Duration.ofSeconds(90));
+    assertThat(composeDuration("1.5s")).isEqualTo(Duration.ofMillis(1500));
+    assertThat(composeDuration("2h")).isEqualTo(Duration.ofHours(2));
+    assertThat(composeDuration("250ms")).isEqualTo(Duration.ofMillis(250));
+  }
+
+  /** A compose duration ({@code 1m30s}, {@code 35s}, {@code 250ms}: numbers with us, ms, s, m or h). */
+  private static Duration composeDuration(String text) {
+    Matcher part = COMPOSE_DURATION_PART.matcher(text);
+    long nanos = 0;
+    int end = 0;
+    while (part.find() && part.start() == end) {
+      double value = Double.parseDouble(part.group(1));
+      long unit = switch (part.group(2)) {
+        case "us" -> 1_000L;
+        case "ms" -> 1_000_000L;
+        case "s" -> 1_000_000_000L;
+        case "m" -> 60_000_000_000L;
+        default -> 3_600_000_000_000L;
+      };
+      nanos += Math.round(value * unit);
+      end = part.end();
+    }
+    if (end == 0 || end != text.length()) {
+      throw new IllegalArgumentException("not a compose duration: '" + text + "'");
+    }
+    return Duration.ofNanos(nanos);
   }
 
   @Test

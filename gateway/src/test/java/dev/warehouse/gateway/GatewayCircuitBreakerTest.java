@@ -84,7 +84,8 @@ class GatewayCircuitBreakerTest {
 
   @BeforeAll
   static void startBackend() throws Exception {
-    backendServer = new ServiceServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ofSeconds(1)).start();
+    backendServer = new ServiceServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ZERO,
+        Duration.ofSeconds(1)).start();
   }
 
   @AfterAll
@@ -98,7 +99,7 @@ class GatewayCircuitBreakerTest {
   void startGateway() throws Exception {
     String address = "127.0.0.1:" + backendServer.port();
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of(address), List.of(address), DEFAULT_DEADLINE,
-        MIN_BUDGET, Duration.ofSeconds(30), Duration.ofSeconds(1)));
+        MIN_BUDGET, Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(1)));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
     // One call first, so that the tests' deadlines are not spent connecting; then a clean slate.
     backend.delayMs = 0;

@@ -54,10 +54,11 @@ class GatewayDeadlineTest {
 
   @BeforeAll
   static void start() throws Exception {
-    backendServer = new ServiceServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ofSeconds(1)).start();
+    backendServer = new ServiceServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ZERO,
+        Duration.ofSeconds(1)).start();
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + backendServer.port()),
         List.of("127.0.0.1:" + backendServer.port()), Duration.ofMillis(400), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,
-        Duration.ofSeconds(1), Duration.ofSeconds(1)));
+        Duration.ofSeconds(1), Duration.ZERO, Duration.ofSeconds(1)));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
   }
 

@@ -25,8 +25,11 @@ public final class InventoryMain {
         InventoryMain::services);
   }
 
-  /** The production wiring, shared with the tests. */
-  static List<BindableService> services(ServiceContext context) {
+  /**
+   * The production wiring, shared with the tests; public because the gateway's tests start
+   * inventory-service instances in-process with it.
+   */
+  public static List<BindableService> services(ServiceContext context) {
     DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store());
     InventoryService service = new InventoryService(repository, context.clock());
     return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES));

@@ -13,7 +13,8 @@ import java.util.List;
 
 /**
  * Starts the order-service ({@code java -jar order-service.jar}), or runs the consistency audit
- * ({@code java -jar order-service.jar audit [--segments N] [--pages-per-second N]}).
+ * ({@code java -jar order-service.jar audit [--segments N] [--pages-per-second N]}), whose exit status is
+ * 0 clean, 1 problems found, 2 bad arguments, 3 could not finish ({@link OrderAudit#run}).
  */
 public final class OrderMain {
 
@@ -30,8 +31,11 @@ public final class OrderMain {
     ServiceMain.run(config, OrderMain::services);
   }
 
-  /** The production wiring, shared with the tests. */
-  static List<BindableService> services(ServiceContext context) {
+  /**
+   * The production wiring, shared with the tests; public because the gateway's tests start
+   * order-service instances in-process with it.
+   */
+  public static List<BindableService> services(ServiceContext context) {
     DynamoOrderRepository repository = new DynamoOrderRepository(context.store());
     return List.of(new OrderGrpcEndpoint(new OrderService(repository, context.clock())));
   }

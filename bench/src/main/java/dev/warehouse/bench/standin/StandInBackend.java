@@ -112,7 +112,7 @@ public final class StandInBackend {
   /** Serves until killed. */
   public static void main(String[] args) throws Exception {
     ServiceServer server = new ServiceServer(NettyServerBuilder.forPort(Integer.parseInt(args[0])).directExecutor(),
-        services(), List.of(), Duration.ofSeconds(1)).start();
+        services(), List.of(), Duration.ZERO, Duration.ofSeconds(1)).start();
     Runtime.getRuntime().addShutdownHook(new Thread(server::stop));
     server.awaitTermination();
   }

@@ -8,7 +8,9 @@ import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import io.github.resilience4j.ratelimiter.RateLimiter;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
+import io.github.resilience4j.ratelimiter.RequestNotPermitted;
 import java.io.PrintStream;
+import java.net.URI;
 import java.time.Duration;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -18,9 +20,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
+import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
+import software.amazon.awssdk.awscore.exception.AwsServiceException;
+import software.amazon.awssdk.core.exception.ApiCallAttemptTimeoutException;
+import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
@@ -34,6 +42,20 @@ import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
  * read again, strongly, before it is reported, so an update landing mid-audit is not a finding.
  */
 public final class OrderAudit {
+
+  /** Exit status: every order's copies agree. */
+  public static final int EXIT_CLEAN = 0;
+  /** Exit status: the audit finished and found problems. */
+  public static final int EXIT_PROBLEMS = 1;
+  /** Exit status: the arguments were wrong; nothing was read. */
+  public static final int EXIT_BAD_ARGUMENTS = 2;
+  /** Exit status: the audit could not finish (DynamoDB failed, was unreachable or timed out): no verdict. */
+  public static final int EXIT_UNFINISHED = 3;
+
+  static final String USAGE = """
+      usage: audit [--segments N] [--pages-per-second N]
+      exit status: 0 clean, 1 problems found, 2 bad arguments, 3 could not finish (DynamoDB failed, \
+      was unreachable or timed out)""";
 
   public static final int DEFAULT_SEGMENTS = 4;
   public static final int DEFAULT_PAGES_PER_SECOND = 20;
@@ -67,7 +89,12 @@ public final class OrderAudit {
         .build());
   }
 
-  /** Runs the audit from the command line; returns the exit status: 0 clean, 1 findings, 2 usage. */
+  /**
+   * Runs the audit from the command line and returns its exit status: {@value #EXIT_CLEAN} clean,
+   * {@value #EXIT_PROBLEMS} problems found, {@value #EXIT_BAD_ARGUMENTS} bad arguments,
+   * {@value #EXIT_UNFINISHED} could not finish (then one line on {@code out} says why, without a stack
+   * trace: an audit that stopped half-way has no verdict, so it must not read as clean or as findings).
+   */
   public static int run(ServiceConfig config, String[] args, PrintStream out) {
     int segments = DEFAULT_SEGMENTS;
     int pagesPerSecond = DEFAULT_PAGES_PER_SECOND;
@@ -83,19 +110,57 @@ public final class OrderAudit {
         throw new IllegalArgumentException("values must be positive");
       }
     } catch (RuntimeException e) {
-      out.println("usage: audit [--segments N] [--pages-per-second N]");
-      return 2;
+      out.println(USAGE);
+      return EXIT_BAD_ARGUMENTS;
     }
+    Report report;
     try (DynamoDbAsyncClient dynamo = DynamoClients.create(config, List.of())) {
-      Report report = new OrderAudit(dynamo, config.tableName(), segments, pagesPerSecond).audit();
-      report.findings().forEach(out::println);
-      out.println("audit table=" + config.tableName() + " orders=" + report.ordersChecked()
-          + " problems=" + report.findings().size());
-      return report.findings().isEmpty() ? 0 : 1;
+      report = new OrderAudit(dynamo, config.tableName(), segments, pagesPerSecond).audit();
+    } catch (RuntimeException e) {
+      out.println("audit table=" + config.tableName() + " could not finish: " + whyUnfinished(e, config));
+      return EXIT_UNFINISHED;
     }
+    report.findings().forEach(out::println);
+    out.println("audit table=" + config.tableName() + " orders=" + report.ordersChecked()
+        + " problems=" + report.findings().size());
+    return report.findings().isEmpty() ? EXIT_CLEAN : EXIT_PROBLEMS;
   }
 
-  /** Walks the whole table; blocks until done (this is a tool, not a request handler). */
+  /** Why an audit stopped, in one line: what DynamoDB answered, or that it could not be reached in time. */
+  static String whyUnfinished(Throwable failure, ServiceConfig config) {
+    Throwable cause = failure;
+    while (cause instanceof CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    String why;
+    if (cause instanceof ApiCallTimeoutException || cause instanceof ApiCallAttemptTimeoutException) {
+      why = "DynamoDB did not answer within DYNAMODB_CALL_TIMEOUT_MS=" + config.dynamoCallTimeout().toMillis();
+    } else if (cause instanceof AwsServiceException service) {
+      AwsErrorDetails details = service.awsErrorDetails();
+      why = "DynamoDB answered HTTP " + service.statusCode()
+          + (details == null ? " (" + service.getMessage() + ")"
+              : " " + details.errorCode() + " (" + details.errorMessage() + ")")
+          + (service.requestId() == null ? "" : " request_id=" + service.requestId());
+    } else if (cause instanceof SdkClientException) {
+      Throwable root = cause;
+      while (root.getCause() != null) {
+        root = root.getCause();
+      }
+      why = "could not reach DynamoDB at " + config.dynamoEndpoint().map(URI::toString).orElse("AWS " + config.region())
+          + " (" + root.getClass().getSimpleName() + ": " + root.getMessage() + ")";
+    } else if (cause instanceof RequestNotPermitted) {
+      why = "the page rate limiter gave no permit in time";
+    } else {
+      why = "unexpected " + cause.getClass().getSimpleName() + ": " + cause.getMessage();
+    }
+    return why.replaceAll("\\s+", " ");
+  }
+
+  /**
+   * Walks the whole table; blocks until done (this is a tool, not a request handler).
+   *
+   * @throws CompletionException with the first DynamoDB failure of any segment, which ends the audit
+   */
   public Report audit() {
     List<Finding> findings = Collections.synchronizedList(new ArrayList<>());
     AtomicLong orders = new AtomicLong();
@@ -106,7 +171,14 @@ public final class OrderAudit {
         int s = segment;
         running.add(CompletableFuture.runAsync(() -> auditSegment(s, findings, orders), workers));
       }
-      CompletableFuture.allOf(running.toArray(CompletableFuture[]::new)).join();
+      // The first failure ends the audit: the other segments would only scan on towards no verdict.
+      CompletableFuture<Void> firstFailure = new CompletableFuture<>();
+      running.forEach(segment -> segment.whenComplete((done, failure) -> {
+        if (failure != null) {
+          firstFailure.completeExceptionally(failure);
+        }
+      }));
+      CompletableFuture.anyOf(CompletableFuture.allOf(running.toArray(CompletableFuture[]::new)), firstFailure).join();
     } finally {
       workers.shutdownNow();
     }

@@ -64,6 +64,15 @@ public final class EnvReader {
     return value;
   }
 
+  public long nonNegativeLong(String name, long fallback) {
+    long value = number(name, fallback);
+    if (value < 0) {
+      problems.add(name + " must be zero or more, got " + value);
+      return fallback;
+    }
+    return value;
+  }
+
   public int positiveInt(String name, int fallback) {
     long value = positiveLong(name, fallback);
     if (value > Integer.MAX_VALUE) {

@@ -21,7 +21,9 @@ import java.util.Optional;
  *                         empty means a random key per process
  * @param dynamoCallTimeout  total time one DynamoDB call may take, retries included ({@code DYNAMODB_CALL_TIMEOUT_MS})
  * @param dynamoIoThreads  I/O threads of the DynamoDB client ({@code DYNAMODB_IO_THREADS}); see {@code DynamoClients}
- * @param shutdownGrace    how long shutdown waits for in-flight calls ({@code SHUTDOWN_GRACE_SECONDS})
+ * @param shutdownDrain    how long shutdown keeps serving after health turns NOT_SERVING, before it refuses
+ *                         new calls ({@code SHUTDOWN_DRAIN_MS}); zero refuses them at once
+ * @param shutdownGrace    how long shutdown then waits for in-flight calls ({@code SHUTDOWN_GRACE_SECONDS})
  */
 public record ServiceConfig(
     String serviceName,
@@ -34,12 +36,18 @@ public record ServiceConfig(
     Optional<byte[]> pageTokenKey,
     Duration dynamoCallTimeout,
     int dynamoIoThreads,
+    Duration shutdownDrain,
     Duration shutdownGrace) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
   public static final Duration DEFAULT_DYNAMO_CALL_TIMEOUT = Duration.ofSeconds(3);
   public static final int DEFAULT_DYNAMO_IO_THREADS = 1;
+  /**
+   * Three of the gateway's 500 ms health periods: a peer that learns health at that rate has seen
+   * NOT_SERVING after two, and one is to spare.
+   */
+  public static final Duration DEFAULT_SHUTDOWN_DRAIN = Duration.ofMillis(1500);
   public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(30);
 
   /**
@@ -74,6 +82,7 @@ public record ServiceConfig(
         reader.aesKey("PAGE_TOKEN_KEY"),
         Duration.ofMillis(reader.positiveLong("DYNAMODB_CALL_TIMEOUT_MS", DEFAULT_DYNAMO_CALL_TIMEOUT.toMillis())),
         reader.positiveInt("DYNAMODB_IO_THREADS", DEFAULT_DYNAMO_IO_THREADS),
+        Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", DEFAULT_SHUTDOWN_DRAIN.toMillis())),
         Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", DEFAULT_SHUTDOWN_GRACE.getSeconds())));
   }
 
@@ -89,6 +98,7 @@ public record ServiceConfig(
         + " page_token_key=" + (pageTokenKey.isPresent() ? "configured" : "random-per-process")
         + " dynamodb_call_timeout_ms=" + dynamoCallTimeout.toMillis()
         + " dynamodb_io_threads=" + dynamoIoThreads
+        + " shutdown_drain_ms=" + shutdownDrain.toMillis()
         + " shutdown_grace_s=" + shutdownGrace.getSeconds();
   }
 }

@@ -82,6 +82,7 @@ public final class ServiceProcess implements AutoCloseable {
         NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort())).directExecutor(),
         services.apply(context),
         List.of(new MetricCollectingServerInterceptor(registry)),
+        config.shutdownDrain(),
         config.shutdownGrace());
     server.start();
     MetricsServer metrics = config.metricsPort() >= 0 ? MetricsServer.start(config.metricsPort(), registry) : null;
@@ -108,7 +109,10 @@ public final class ServiceProcess implements AutoCloseable {
     server.awaitTermination();
   }
 
-  /** Drains in-flight calls, then releases the metrics port, the timer and the DynamoDB client. */
+  /**
+   * Stops as {@link ServiceServer#stop} does (NOT_SERVING, the drain delay, then in-flight calls get the
+   * grace period), then releases the metrics port, the timer and the DynamoDB client.
+   */
   @Override
   public void close() {
     server.stop();

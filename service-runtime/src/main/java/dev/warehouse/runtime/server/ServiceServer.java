@@ -32,11 +32,31 @@ public final class ServiceServer {
   private final Server server;
   private final HealthStatusManager health = new HealthStatusManager();
   private final List<String> serviceNames = new ArrayList<>();
+  private final Duration shutdownDrain;
   private final Duration shutdownGrace;
+  private final Sleeper sleeper;
 
+  /** Waits out the drain delay; tests replace it to hold the drain open for as long as they need. */
+  @FunctionalInterface
+  interface Sleeper {
+    void sleep(Duration duration) throws InterruptedException;
+  }
+
+  /**
+   * @param shutdownDrain how long {@link #stop} keeps serving after turning NOT_SERVING, so that
+   *                      balancers stop sending before new calls are refused
+   * @param shutdownGrace how long {@link #stop} then waits for in-flight calls before cancelling them
+   */
   public ServiceServer(ServerBuilder<?> builder, List<BindableService> services,
-      List<ServerInterceptor> interceptors, Duration shutdownGrace) {
+      List<ServerInterceptor> interceptors, Duration shutdownDrain, Duration shutdownGrace) {
+    this(builder, services, interceptors, shutdownDrain, shutdownGrace, duration -> Thread.sleep(duration.toMillis()));
+  }
+
+  ServiceServer(ServerBuilder<?> builder, List<BindableService> services, List<ServerInterceptor> interceptors,
+      Duration shutdownDrain, Duration shutdownGrace, Sleeper sleeper) {
+    this.shutdownDrain = shutdownDrain;
     this.shutdownGrace = shutdownGrace;
+    this.sleeper = sleeper;
     for (BindableService service : services) {
       ServerServiceDefinition definition = service.bindService();
       requireRoutes(definition);
@@ -81,13 +101,23 @@ public final class ServiceServer {
   }
 
   /**
-   * Graceful stop: health turns NOT_SERVING (so balancers stop sending), new calls are refused,
-   * in-flight calls get up to the grace period to finish, then the rest are cancelled.
+   * Graceful stop, in four steps: health turns NOT_SERVING, so that balancers stop sending; calls are
+   * still served for the drain delay, since whoever learns of it late (a health check's period, an L4
+   * balancer's or DNS's endpoint list, a call already on its way) may send a while longer; then new
+   * calls and connections are refused; in-flight calls get up to the grace period to finish, then the
+   * rest are cancelled.
+   *
+   * <p>Blocks the calling thread for the drain delay and up to the grace period: call it from a
+   * shutdown hook or a test, never from an event loop or a gRPC handler.
    */
   public void stop() {
     health.enterTerminalState();
-    server.shutdown();
     try {
+      if (!shutdownDrain.isZero()) {
+        log.info("event=draining drain_ms=" + shutdownDrain.toMillis());
+        sleeper.sleep(shutdownDrain);
+      }
+      server.shutdown();
       if (!server.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
         log.warning("event=shutdown_forced grace_ms=" + shutdownGrace.toMillis());
         server.shutdownNow();

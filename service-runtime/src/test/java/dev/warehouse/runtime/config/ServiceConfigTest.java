@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -19,15 +20,20 @@ class ServiceConfigTest {
     assertThat(c.tableName()).isEqualTo("warehouse");
     assertThat(c.createTable()).isFalse();
     assertThat(c.pageTokenKey()).isEmpty();
+    assertThat(c.shutdownDrain()).isEqualTo(Duration.ofMillis(1500));
+    assertThat(c.shutdownGrace()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(c.describe()).contains("shutdown_drain_ms=1500 shutdown_grace_s=30");
   }
 
   @Test
   void readsEverySetting() {
-    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.of(
-        "GRPC_PORT", "6000", "METRICS_PORT", "6001", "DYNAMODB_ENDPOINT", "http://127.0.0.1:5000",
-        "AWS_REGION", "eu-west-1", "TABLE_NAME", "t", "TABLE_AUTO_CREATE", "true",
-        "PAGE_TOKEN_KEY", "MDEyMzQ1Njc4OWFiY2RlZg==", "DYNAMODB_CALL_TIMEOUT_MS", "1500", "DYNAMODB_IO_THREADS", "3",
-        "SHUTDOWN_GRACE_SECONDS", "7"));
+    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.ofEntries(
+        Map.entry("GRPC_PORT", "6000"), Map.entry("METRICS_PORT", "6001"),
+        Map.entry("DYNAMODB_ENDPOINT", "http://127.0.0.1:5000"), Map.entry("AWS_REGION", "eu-west-1"),
+        Map.entry("TABLE_NAME", "t"), Map.entry("TABLE_AUTO_CREATE", "true"),
+        Map.entry("PAGE_TOKEN_KEY", "MDEyMzQ1Njc4OWFiY2RlZg=="), Map.entry("DYNAMODB_CALL_TIMEOUT_MS", "1500"),
+        Map.entry("DYNAMODB_IO_THREADS", "3"), Map.entry("SHUTDOWN_DRAIN_MS", "250"),
+        Map.entry("SHUTDOWN_GRACE_SECONDS", "7")));
     assertThat(c.grpcPort()).isEqualTo(6000);
     assertThat(c.metricsPort()).isEqualTo(6001);
     assertThat(c.dynamoEndpoint()).contains(URI.create("http://127.0.0.1:5000"));
@@ -37,8 +43,17 @@ class ServiceConfigTest {
     assertThat(c.pageTokenKey()).hasValueSatisfying(k -> assertThat(k).hasSize(16));
     assertThat(c.dynamoCallTimeout().toMillis()).isEqualTo(1500);
     assertThat(c.dynamoIoThreads()).isEqualTo(3);
+    assertThat(c.shutdownDrain()).isEqualTo(Duration.ofMillis(250));
     assertThat(c.shutdownGrace().getSeconds()).isEqualTo(7);
-    assertThat(c.describe()).contains("page_token_key=configured").doesNotContain("MDEy");
+    assertThat(c.describe()).contains("page_token_key=configured", "shutdown_drain_ms=250").doesNotContain("MDEy");
+  }
+
+  @Test
+  void shutdownDrain_mayBeZero_butNotNegative() {
+    assertThat(ServiceConfig.fromEnvironment("s", 1, 2, Map.of("SHUTDOWN_DRAIN_MS", "0")).shutdownDrain()).isZero();
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("SHUTDOWN_DRAIN_MS", "-1")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("SHUTDOWN_DRAIN_MS must be zero or more, got -1");
   }
 
   @Test

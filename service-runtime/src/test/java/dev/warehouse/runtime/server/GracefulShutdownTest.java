@@ -9,6 +9,9 @@ import dev.warehouse.inventory.v1.SerialItem;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -16,54 +19,136 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** Stopping drains: calls in flight finish, new calls are refused, then the server is gone. */
+/**
+ * Stopping drains: health turns NOT_SERVING while calls are still served for the drain delay; then new
+ * calls are refused, calls in flight finish, and the server is gone.
+ */
 class GracefulShutdownTest {
 
-  /** Answers every call 500 ms after it arrives, without holding a thread. */
-  private static final class SlowInventory extends InventoryServiceGrpc.InventoryServiceImplBase {
-    final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
-    final CountDownLatch arrived = new CountDownLatch(1);
+  private static final Duration DRAIN = Duration.ofMillis(1500);
+  private static final String SERVICE = InventoryServiceGrpc.SERVICE_NAME;
+
+  /** Answers at once, except serial numbers starting with HOLD, which it answers when released. */
+  private static final class HoldingInventory extends InventoryServiceGrpc.InventoryServiceImplBase {
+    final CountDownLatch held = new CountDownLatch(1);
+    final CompletableFuture<Void> release = new CompletableFuture<>();
 
     @Override
     public void getSerialItem(GetSerialItemRequest request, StreamObserver<SerialItem> observer) {
-      arrived.countDown();
-      timer.schedule(() -> {
+      Runnable answer = () -> {
         observer.onNext(SerialItem.newBuilder().setSerialNumber(request.getSerialNumber()).build());
         observer.onCompleted();
-      }, 500, TimeUnit.MILLISECONDS);
+      };
+      if (request.getSerialNumber().startsWith("HOLD")) {
+        held.countDown();
+        release.thenRun(answer);
+      } else {
+        answer.run();
+      }
     }
   }
 
-  @Test
-  void stop_letsInFlightCallsFinish_andRefusesNewOnes() throws Exception {
-    SlowInventory slow = new SlowInventory();
-    ServiceServer server = new ServiceServer(NettyServerBuilder.forPort(0), List.of(slow), List.of(), Duration.ofSeconds(10))
-        .start();
-    ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
-    try {
-      InventoryServiceGrpc.InventoryServiceBlockingStub stub =
-          InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
-      CompletableFuture<SerialItem> inFlight = CompletableFuture.supplyAsync(
-          () -> stub.getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber("SN-1").build()));
-      assertThat(slow.arrived.await(5, TimeUnit.SECONDS)).isTrue();
+  /** Stands in for the drain's sleep: reports that the drain began, and ends it when the test says. */
+  private static final class GatedSleeper implements ServiceServer.Sleeper {
+    final CountDownLatch draining = new CountDownLatch(1);
+    final CountDownLatch endDrain = new CountDownLatch(1);
+    volatile Duration asked;
 
-      CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop);
-      Thread.sleep(100); // let shutdown begin while the call is still in flight
-      assertThat(stopping).isNotDone();
-      StatusRuntimeException refused = catchThrowableOfType(StatusRuntimeException.class,
-          () -> stub.getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber("SN-2").build()));
-      assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-
-      assertThat(inFlight.get(5, TimeUnit.SECONDS).getSerialNumber()).isEqualTo("SN-1");
-      stopping.get(5, TimeUnit.SECONDS);
-    } finally {
-      channel.shutdownNow();
-      slow.timer.shutdownNow();
+    @Override
+    public void sleep(Duration duration) throws InterruptedException {
+      asked = duration;
+      draining.countDown();
+      endDrain.await();
     }
+  }
+
+  /** The blocking calls and stop() run here, each on a thread of its own. */
+  private final ExecutorService threads = Executors.newCachedThreadPool();
+  private final HoldingInventory inventory = new HoldingInventory();
+  private final GatedSleeper sleeper = new GatedSleeper();
+  private ServiceServer server;
+  private ManagedChannel channel;
+
+  @BeforeEach
+  void start() throws Exception {
+    server = new ServiceServer(NettyServerBuilder.forPort(0), List.of(inventory), List.of(), DRAIN,
+        Duration.ofSeconds(10), sleeper).start();
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+  }
+
+  @AfterEach
+  void stop() {
+    sleeper.endDrain.countDown();
+    inventory.release.complete(null);
+    channel.shutdownNow();
+    server.stop();
+    threads.shutdownNow();
+  }
+
+  private InventoryServiceGrpc.InventoryServiceBlockingStub stub() {
+    return InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+  }
+
+  private static GetSerialItemRequest serial(String serialNumber) {
+    return GetSerialItemRequest.newBuilder().setSerialNumber(serialNumber).build();
+  }
+
+  private ServingStatus health(String service) {
+    return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+        .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+  }
+
+  @Test
+  void stop_turnsNotServing_butServesNewCalls_throughoutTheDrainDelay() throws Exception {
+    assertThat(health(SERVICE)).isEqualTo(ServingStatus.SERVING);
+
+    CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, threads);
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (health(SERVICE) != ServingStatus.NOT_SERVING && System.nanoTime() < giveUp) {
+      Thread.sleep(10);
+    }
+
+    // NOT_SERVING, and yet a new call is answered: balancers that have not heard yet lose nothing.
+    assertThat(health(SERVICE)).isEqualTo(ServingStatus.NOT_SERVING);
+    assertThat(health("")).isEqualTo(ServingStatus.NOT_SERVING);
+    assertThat(stub().getSerialItem(serial("SN-during-drain")).getSerialNumber()).isEqualTo("SN-during-drain");
+    assertThat(sleeper.asked).as("the drain delay").isEqualTo(DRAIN);
+    assertThat(stopping).isNotDone();
+
+    sleeper.endDrain.countDown();
+    stopping.get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void stop_afterTheDrain_refusesNewCalls_andLetsInFlightCallsFinish() throws Exception {
+    CompletableFuture<SerialItem> inFlight =
+        CompletableFuture.supplyAsync(() -> stub().getSerialItem(serial("HOLD-1")), threads);
+    assertThat(inventory.held.await(5, TimeUnit.SECONDS)).isTrue();
+
+    CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, threads);
+    assertThat(sleeper.draining.await(5, TimeUnit.SECONDS)).isTrue();
+    sleeper.endDrain.countDown();
+
+    // Once the drain is over, the server refuses new calls (stop() refuses them right after the sleep).
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    StatusRuntimeException refused = null;
+    while (refused == null && System.nanoTime() < giveUp) {
+      refused = catchThrowableOfType(StatusRuntimeException.class,
+          () -> stub().getSerialItem(serial("SN-after-drain")));
+    }
+    assertThat(refused).as("a call after the drain is refused").isNotNull();
+    assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(stopping).as("stop() waits for the call in flight").isNotDone();
+
+    inventory.release.complete(null);
+    assertThat(inFlight.get(5, TimeUnit.SECONDS).getSerialNumber()).isEqualTo("HOLD-1");
+    stopping.get(5, TimeUnit.SECONDS);
   }
 }

@@ -11,7 +11,8 @@ class HealthProbeTest {
 
   @Test
   void passesWhileServing_failsOnceStoppedOrUnknown() throws Exception {
-    ServiceServer server = new ServiceServer(NettyServerBuilder.forPort(0), List.of(), List.of(), Duration.ofSeconds(1)).start();
+    ServiceServer server = new ServiceServer(NettyServerBuilder.forPort(0), List.of(), List.of(), Duration.ZERO,
+        Duration.ofSeconds(1)).start();
     int port = server.port();
     assertThat(HealthProbe.check(port, "")).isZero();
     assertThat(HealthProbe.check(port, "no.such.Service")).isEqualTo(1);

@@ -13,7 +13,7 @@ class ServiceServerTest {
   @Test
   void refusesToStart_whenAServiceHasAnRpcWithoutRoute() {
     assertThatThrownBy(() -> new ServiceServer(InProcessServerBuilder.forName("no-routes"),
-            List.of(new HealthGrpc.HealthImplBase() {}), List.of(), Duration.ofSeconds(1)))
+            List.of(new HealthGrpc.HealthImplBase() {}), List.of(), Duration.ZERO, Duration.ofSeconds(1)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("every RPC must declare its route");
   }

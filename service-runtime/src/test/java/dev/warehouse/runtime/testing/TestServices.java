@@ -28,11 +28,15 @@ public final class TestServices {
     return config(serviceName, tableName, MotoServer.endpoint(), Duration.ofSeconds(10));
   }
 
-  /** A service on free ports against {@code endpoint} (a fault proxy, say), with its DynamoDB call timeout. */
+  /**
+   * A service on free ports against {@code endpoint} (a fault proxy, say), with its DynamoDB call timeout.
+   * It stops without a drain delay: no balancer stands in front of a test's service (tests of the drain
+   * set one).
+   */
   public static ServiceConfig config(String serviceName, String tableName, URI endpoint, Duration dynamoCallTimeout) {
     return new ServiceConfig(serviceName, 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
         tableName, true, Optional.of(PAGE_TOKEN_KEY), dynamoCallTimeout, ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
-        Duration.ofSeconds(5));
+        Duration.ZERO, Duration.ofSeconds(5));
   }
 
   /** A plain client on moto, for tests that set up or inspect data behind a service's back. */
