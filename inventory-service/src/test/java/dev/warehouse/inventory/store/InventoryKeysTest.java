@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.testing.RouteConformance;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -14,11 +15,11 @@ class InventoryKeysTest {
       "serial_number", "SN-1", "product_id", "P-1", "warehouse_id", "W-1", "request_id", "r-1");
 
   private static TableKey declared(Route route) {
-    return new TableKey(route.partitionKey().render(FIELDS), route.sortKey().render(FIELDS));
+    return RouteConformance.declaredKey(route, FIELDS);
   }
 
   private static TableKey declared(Route.ItemKey key) {
-    return new TableKey(key.partitionKey().render(FIELDS), key.sortKey().render(FIELDS));
+    return RouteConformance.declaredKey(key, FIELDS);
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.testing.RouteConformance;
 import java.time.LocalDate;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -16,11 +17,11 @@ class OrderKeysTest {
       "customer_id", "C-1", "order_id", "O-1", "order_date", DATE.toString(), "request_id", "r-1");
 
   private static TableKey declared(Route route) {
-    return new TableKey(route.partitionKey().render(FIELDS), route.sortKey().render(FIELDS));
+    return RouteConformance.declaredKey(route, FIELDS);
   }
 
   private static TableKey declared(Route.ItemKey key) {
-    return new TableKey(key.partitionKey().render(FIELDS), key.sortKey().render(FIELDS));
+    return RouteConformance.declaredKey(key, FIELDS);
   }
 
   @Test

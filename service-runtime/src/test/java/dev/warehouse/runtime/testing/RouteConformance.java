@@ -7,6 +7,7 @@ import com.google.protobuf.Message;
 import dev.warehouse.routing.v1.Operation;
 import dev.warehouse.routing.v1.SortKeyCondition;
 import dev.warehouse.runtime.dynamo.SingleTable;
+import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -31,6 +32,16 @@ public final class RouteConformance {
   private RouteConformance() {}
 
   /** The operation a recorded request is, or null for anything a route may not declare (Scan, say). */
+  /** The key a route declares, its templates rendered with request fields by name (for key-function tests). */
+  public static TableKey declaredKey(Route route, Map<String, String> fields) {
+    return new TableKey(route.partitionKey().render(fields), route.sortKey().render(fields));
+  }
+
+  /** The key of an item a route also writes, rendered the same way. */
+  public static TableKey declaredKey(Route.ItemKey key, Map<String, String> fields) {
+    return new TableKey(key.partitionKey().render(fields), key.sortKey().render(fields));
+  }
+
   public static Operation operationOf(SdkRequest request) {
     if (request instanceof GetItemRequest) {
       return Operation.OPERATION_GET_ITEM;
