@@ -40,13 +40,15 @@ public interface InventoryRepository {
 
   /**
    * W3: one TransactWriteItems of an Update of {@code PRODUCT#p / WAREHOUSE#w}, conditioned on
-   * {@code attribute_exists(PK) AND quantity >= -delta}, and a Put of the request record
-   * {@code PRODUCT#p / REQUEST#id}, conditioned on {@code attribute_not_exists(PK)}; then a strongly
-   * consistent GetItem of the stock for the answer.
+   * {@code attribute_exists(PK) AND quantity >= -delta AND quantity <= MAX_QUANTITY - delta}, and a Put
+   * of the request record {@code PRODUCT#p / REQUEST#id}, conditioned on {@code attribute_not_exists(PK)};
+   * then a strongly consistent GetItem of the stock for the answer. A request record of the same
+   * change (a replay) is answered with the current stock.
    *
    * @throws dev.warehouse.runtime.error.NotFoundException          when the product is not stocked there
-   * @throws dev.warehouse.runtime.error.FailedPreconditionException INSUFFICIENT_STOCK
+   * @throws dev.warehouse.runtime.error.FailedPreconditionException INSUFFICIENT_STOCK or STOCK_LIMIT_EXCEEDED
    * @throws dev.warehouse.runtime.error.AlreadyExistsException      REQUEST_ID_REUSED, for a different change
+   * @throws dev.warehouse.runtime.error.AbortedException            TRANSACTION_CONFLICT, when conflicts outlast the retries
    */
   CompletableFuture<ProductInventory> adjustStock(StockAdjustment adjustment, Instant now);
 }

@@ -117,7 +117,7 @@ public final class DynamoStore {
    * @param scope         what the token is valid for (route and partition, plus filters)
    * @param keyAttributes the attributes of a continuation key: the table keys, and for an index its keys too
    * @param partition     the key attribute and value every continuation key must carry
-   * @throws InvalidArgumentException (in the future) for a token not issued for this scope
+   * @return the page; failed with {@link InvalidArgumentException} for a token not issued for this scope
    */
   public <T> CompletableFuture<Page<T>> query(Route route, QueryRequest query, int pageSize, String pageToken,
       String scope, List<String> keyAttributes, Map.Entry<String, String> partition,
