@@ -73,7 +73,8 @@ public final class DynamoCalls {
 
   /**
    * Runs {@code attempt} (given its timeout) until it succeeds, fails for good, or the caller's call
-   * ends. The result completes in the caller's gRPC context, failed with a domain exception
+   * ends. {@code attempt} must return the SDK's own future, so that cancelling it aborts the request.
+   * The result completes in the caller's gRPC context, failed with a domain exception
    * ({@link DynamoErrors#translate}).
    */
   public <R> CompletableFuture<R> run(Function<Duration, CompletableFuture<R>> attempt) {

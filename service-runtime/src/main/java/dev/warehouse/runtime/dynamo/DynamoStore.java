@@ -91,9 +91,9 @@ public final class DynamoStore {
         .consistentRead(consistentRead)
         .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
         .build();
-    return calls.run(timeout -> dynamo.getItem(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build())
+    return calls.run(timeout -> dynamo.getItem(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build()))
         .thenApply(response -> response.hasItem() && !response.item().isEmpty()
-            ? Optional.of(mapper.apply(response.item())) : Optional.empty()));
+            ? Optional.of(mapper.apply(response.item())) : Optional.empty());
   }
 
   /** PutItem of {@code item} for {@code route}, unconditional (create or replace). */
@@ -103,8 +103,8 @@ public final class DynamoStore {
         .item(item)
         .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
         .build();
-    return calls.run(timeout -> dynamo.putItem(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build())
-        .thenApply(response -> null));
+    return calls.run(timeout -> dynamo.putItem(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build()))
+        .thenApply(response -> null);
   }
 
   /**
@@ -134,8 +134,8 @@ public final class DynamoStore {
       }
     }
     QueryRequest request = builder.build();
-    return calls.run(timeout -> dynamo.query(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build())
-        .thenApply(response -> page(response, pageSize, scope, keyAttributes, mapper)));
+    return calls.run(timeout -> dynamo.query(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build()))
+        .thenApply(response -> page(response, pageSize, scope, keyAttributes, mapper));
   }
 
   /**

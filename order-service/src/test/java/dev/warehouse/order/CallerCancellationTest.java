@@ -1,0 +1,100 @@
+package dev.warehouse.order;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.Order;
+import dev.warehouse.order.v1.OrderServiceGrpc;
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.server.ServiceProcess;
+import dev.warehouse.runtime.testing.SilentEndpoint;
+import dev.warehouse.runtime.testing.TestServices;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A caller that goes away takes the service's work with it: the service stops waiting for the
+ * DynamoDB request in flight and starts no other, where without the caller's end its retries would
+ * go on (each attempt here times out after a quarter of 2 s).
+ */
+class CallerCancellationTest {
+
+  private static SilentEndpoint dynamo;
+  private static ServiceProcess process;
+  private static ManagedChannel channel;
+
+  @BeforeAll
+  static void start() throws Exception {
+    dynamo = new SilentEndpoint();
+    ServiceConfig test = TestServices.config(OrderMain.SERVICE_NAME, TestServices.uniqueTableName(), dynamo.endpoint(),
+        Duration.ofSeconds(2));
+    // No table to create: this DynamoDB never answers.
+    ServiceConfig config = new ServiceConfig(test.serviceName(), 0, -1, test.dynamoEndpoint(), test.region(),
+        test.tableName(), false, test.pageTokenKey(), test.dynamoCallTimeout(), test.dynamoIoThreads(),
+        test.shutdownDrain(), test.shutdownGrace());
+    process = ServiceProcess.start(config, OrderMain::services, List.of());
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    process.close();
+    dynamo.close();
+  }
+
+  @Test
+  void aCancelledCall_startsNoFurtherDynamoDbRequest() {
+    CompletableFuture<Throwable> ended = new CompletableFuture<>();
+    Context.CancellableContext call = Context.current().withCancellation();
+    call.run(() -> OrderServiceGrpc.newStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS)
+        .getOrder(GetOrderRequest.newBuilder().setOrderId("O-1").build(), new StreamObserver<>() {
+          @Override
+          public void onNext(Order value) {}
+
+          @Override
+          public void onError(Throwable t) {
+            ended.complete(t);
+          }
+
+          @Override
+          public void onCompleted() {
+            ended.complete(null);
+          }
+        }));
+    await(dynamo::requests, 1, Duration.ofSeconds(5));
+
+    call.cancel(null);
+    assertThat(ended.join()).isNotNull();
+    // Past the time the remaining attempts would have taken (4 × 500 ms), and past the 2 s an attempt
+    // of the old code took before its retry.
+    sleep(Duration.ofMillis(2500));
+    assertThat(dynamo.requests()).as("requests made for the call").isEqualTo(1);
+  }
+
+  private static void await(IntSupplier value, int expected, Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (value.getAsInt() != expected && System.nanoTime() < deadline) {
+      sleep(Duration.ofMillis(10));
+    }
+    assertThat(value.getAsInt()).as("within " + within).isEqualTo(expected);
+  }
+
+  private static void sleep(Duration duration) {
+    try {
+      Thread.sleep(duration.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
