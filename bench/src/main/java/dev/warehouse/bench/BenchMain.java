@@ -180,7 +180,7 @@ public final class BenchMain {
         + "| CPU | " + Runtime.getRuntime().availableProcessors() + " cores, " + cpu + " |\n"
         + "| Memory | " + mem + " |\n"
         + "| Java | " + System.getProperty("java.vm.name") + " " + System.getProperty("java.version") + " |\n"
-        + "| DynamoDB | moto " + command("python3", "-c", "import moto; print(moto.__version__)") + " through our serializing launcher |\n"
+        + "| DynamoDB | moto " + command("python3", "-c", "import moto; print(moto.__version__)") + " through our serializing launcher (lenient: the strict mode checks behaviour, not speed) |\n"
         + "| OS | " + System.getProperty("os.name") + " " + System.getProperty("os.version") + " |\n";
   }
 
