@@ -32,6 +32,14 @@ public interface InventoryRepository {
    */
   CompletableFuture<Page<ProductInventory>> listByWarehouse(String warehouseId, PageQuery page);
 
+  /**
+   * A7: one Query per shard of {@code LOW_STOCK#ss} with {@code begins_with(SK, "QTY#")}, all at once,
+   * merged lowest quantity first; the page token holds every shard's cursor.
+   *
+   * @throws dev.warehouse.runtime.error.InvalidArgumentException for a page token not issued for this list
+   */
+  CompletableFuture<Page<ProductInventory>> listLowStock(PageQuery page);
+
   /** W1: unconditional PutItem of {@code SERIAL#sn / METADATA} (create or replace). */
   CompletableFuture<SerialItem> putSerialItem(SerialItem item);
 

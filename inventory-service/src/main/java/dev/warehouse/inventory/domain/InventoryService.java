@@ -39,6 +39,10 @@ public final class InventoryService {
     return repository.listByWarehouse(warehouseId, page);
   }
 
+  public CompletableFuture<Page<ProductInventory>> listLowStock(PageQuery page) {
+    return repository.listLowStock(page);
+  }
+
   public CompletableFuture<SerialItem> putSerialItem(SerialItem item) {
     return repository.putSerialItem(item.withUpdateTime(clock.instant()));
   }

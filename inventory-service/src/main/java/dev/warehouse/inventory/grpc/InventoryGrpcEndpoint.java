@@ -9,6 +9,8 @@ import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ListLowStockRequest;
+import dev.warehouse.inventory.v1.ListLowStockResponse;
 import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
 import dev.warehouse.inventory.v1.ListProductWarehousesResponse;
 import dev.warehouse.inventory.v1.ListWarehouseProductsRequest;
@@ -119,15 +121,13 @@ public final class InventoryGrpcEndpoint extends InventoryServiceGrpc.InventoryS
         v.throwIfAny();
       }
       dev.warehouse.inventory.v1.ProductInventory inventory = request.getInventory();
-      if (inventory.getQuantity() < 0) {
-        v.add("inventory.quantity", "must not be negative");
-      } else if (inventory.getQuantity() > ProductInventory.MAX_QUANTITY) {
-        v.add("inventory.quantity", "must be at most " + ProductInventory.MAX_QUANTITY);
-      }
+      quantity(v, "inventory.quantity", inventory.getQuantity());
+      quantity(v, "inventory.reorder_point", inventory.getReorderPoint());
       ProductInventory stock = new ProductInventory(
           v.id("inventory.product_id", inventory.getProductId()),
           v.id("inventory.warehouse_id", inventory.getWarehouseId()),
           inventory.getQuantity(),
+          inventory.getReorderPoint(),
           null);
       v.throwIfAny();
       return service.putProductInventory(stock);
@@ -149,6 +149,25 @@ public final class InventoryGrpcEndpoint extends InventoryServiceGrpc.InventoryS
       v.throwIfAny();
       return service.adjustStock(new StockAdjustment(productId, warehouseId, request.getDelta(), requestId));
     }, InventoryProtos::toProto);
+  }
+
+  @Override
+  public void listLowStock(ListLowStockRequest request, StreamObserver<ListLowStockResponse> observer) {
+    UnaryCalls.reply(observer, () -> {
+      Violations v = new Violations();
+      PageQuery page = page(v, "ListLowStock", request.getPageSize(), request.getPageToken(), request.getConsistentRead());
+      v.throwIfAny();
+      return service.listLowStock(page);
+    }, InventoryProtos::toLowStock);
+  }
+
+  /** A count of units: from 0 to {@link ProductInventory#MAX_QUANTITY}. */
+  private static void quantity(Violations v, String field, long value) {
+    if (value < 0) {
+      v.add(field, "must not be negative");
+    } else if (value > ProductInventory.MAX_QUANTITY) {
+      v.add(field, "must be at most " + ProductInventory.MAX_QUANTITY);
+    }
   }
 
   /** Page size and token per AIP-158, and the consistency the method's route allows. */

@@ -3,6 +3,7 @@ package dev.warehouse.inventory.grpc;
 import com.google.protobuf.Timestamp;
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.domain.SerialItem;
+import dev.warehouse.inventory.v1.ListLowStockResponse;
 import dev.warehouse.inventory.v1.ListProductWarehousesResponse;
 import dev.warehouse.inventory.v1.ListWarehouseProductsResponse;
 import dev.warehouse.runtime.paging.Page;
@@ -28,6 +29,7 @@ final class InventoryProtos {
         .setProductId(inventory.productId())
         .setWarehouseId(inventory.warehouseId())
         .setQuantity(inventory.quantity())
+        .setReorderPoint(inventory.reorderPoint())
         .setUpdateTime(timestamp(inventory.updateTime()))
         .build();
   }
@@ -42,6 +44,12 @@ final class InventoryProtos {
   static ListWarehouseProductsResponse toWarehouseProducts(Page<ProductInventory> page) {
     ListWarehouseProductsResponse.Builder response = ListWarehouseProductsResponse.newBuilder()
         .setNextPageToken(page.nextPageToken());
+    page.items().forEach(i -> response.addInventories(toProto(i)));
+    return response.build();
+  }
+
+  static ListLowStockResponse toLowStock(Page<ProductInventory> page) {
+    ListLowStockResponse.Builder response = ListLowStockResponse.newBuilder().setNextPageToken(page.nextPageToken());
     page.items().forEach(i -> response.addInventories(toProto(i)));
     return response.build();
   }

@@ -4,6 +4,7 @@ import static dev.warehouse.inventory.store.InventoryItems.CREATE_TIME;
 import static dev.warehouse.inventory.store.InventoryItems.DELTA;
 import static dev.warehouse.inventory.store.InventoryItems.ENTITY;
 import static dev.warehouse.inventory.store.InventoryItems.QUANTITY;
+import static dev.warehouse.inventory.store.InventoryItems.REORDER_POINT;
 import static dev.warehouse.inventory.store.InventoryItems.UPDATE_TIME;
 import static dev.warehouse.inventory.store.InventoryItems.WAREHOUSE_ID;
 import static dev.warehouse.runtime.dynamo.SingleTable.GSI1;
@@ -21,17 +22,21 @@ import dev.warehouse.inventory.domain.StockAdjustment;
 import dev.warehouse.runtime.dynamo.ConditionFailedException;
 import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.SingleTable;
+import dev.warehouse.runtime.dynamo.TableKey;
+import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.paging.Page;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.IntStream;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
@@ -43,9 +48,11 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   /** How long an AdjustStock request id is remembered; a retry later than this applies again. */
   public static final Duration REQUEST_RECORD_TTL = Duration.ofDays(7);
 
-  /** Positions of the items in the AdjustStock transaction, for reading its cancellation reasons. */
+  /** Positions of the items in the W2 and W3 transactions, for reading their cancellation reasons. */
   private static final int STOCK = 0;
   private static final int REQUEST = 1;
+  /** Read-modify-write rounds of a stock change whose record keeps changing, before ABORTED. */
+  static final int ROUNDS = 8;
 
   private final DynamoStore store;
 
@@ -96,46 +103,220 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   }
 
   @Override
+  public CompletableFuture<Page<ProductInventory>> listLowStock(PageQuery page) {
+    List<QueryRequest> shards = IntStream.range(0, InventoryKeys.LOW_STOCK_SHARDS.shardCount())
+        .mapToObj(shard -> QueryRequest.builder()
+            .keyConditionExpression("#pk = :pk AND begins_with(#sk, :prefix)")
+            .expressionAttributeNames(Map.of("#pk", PK, "#sk", SK))
+            .expressionAttributeValues(Map.of(
+                ":pk", AttributeValue.fromS(InventoryKeys.lowStockPk(shard)),
+                ":prefix", AttributeValue.fromS(InventoryKeys.lowStockPrefix())))
+            .consistentRead(page.consistentRead())
+            .build())
+        .toList();
+    // The scope names the shard count: a token of another count is refused, not misread.
+    String scope = InventoryKeys.LOW_STOCK.patternId() + "|shards=" + shards.size();
+    return store.queryShards(InventoryKeys.LOW_STOCK, shards, page.pageSize(), page.pageToken(), scope,
+        InventoryItems::toProductInventory);
+  }
+
+  @Override
   public CompletableFuture<SerialItem> putSerialItem(SerialItem item) {
     return store.put(InventoryKeys.PUT_SERIAL_ITEM, InventoryItems.toItem(item)).thenApply(ok -> item);
   }
 
   @Override
   public CompletableFuture<ProductInventory> putInventory(ProductInventory inventory) {
-    return store.put(InventoryKeys.PUT_INVENTORY, InventoryItems.toItem(inventory)).thenApply(ok -> inventory);
+    return putRound(inventory, 1);
+  }
+
+  /**
+   * One read-modify-write round of W2: the record as it is (strongly), then one transaction that
+   * replaces it, conditioned on what was read, and moves its marker. A concurrent change in between
+   * fails the condition, and the next round starts from the new state.
+   */
+  private CompletableFuture<ProductInventory> putRound(ProductInventory next, int round) {
+    return currentStock(InventoryKeys.PUT_INVENTORY, next.productId(), next.warehouseId())
+        .thenCompose(current -> {
+          List<TransactWriteItem> items = new ArrayList<>();
+          items.add(TransactWriteItem.builder().put(p -> p
+              .tableName(store.table())
+              .item(InventoryItems.toItem(next))
+              .applyMutation(put -> unchangedSince(current, put::conditionExpression, put::expressionAttributeNames,
+                  put::expressionAttributeValues)))
+              .build());
+          items.addAll(markerMoves(current, next));
+          return store.transact("PutProductInventory", InventoryKeys.PUT_INVENTORY, items, failed -> false)
+              .thenApply(ok -> next)
+              .exceptionallyCompose(failure -> {
+                requireConcurrentChange(Failures.cause(failure), round, next);
+                return putRound(next, round + 1);
+              });
+        });
   }
 
   @Override
   public CompletableFuture<ProductInventory> adjustStock(StockAdjustment adj, Instant now) {
-    long needed = Math.max(0, -adj.delta());
-    long ceiling = ProductInventory.MAX_QUANTITY - Math.max(0, adj.delta());
-    TransactWriteItem update = TransactWriteItem.builder().update(u -> u
+    return adjustRound(adj, now, 1);
+  }
+
+  /**
+   * One round of W3: the stock and this request id's record, read strongly and at once; then one
+   * transaction of the stock's update, the request record and the marker's move. Away from the
+   * reorder point no marker moves, and the update adds {@code delta} to whatever the stock then is (so
+   * concurrent picks of one item do not conflict), conditioned only on staying clear of the reorder
+   * point, of zero and of the ceiling; near it, the update sets the new quantity, conditioned on the
+   * quantity read. A condition that no longer holds starts the next round from the new state.
+   */
+  private CompletableFuture<ProductInventory> adjustRound(StockAdjustment adj, Instant now, int round) {
+    CompletableFuture<Optional<ProductInventory>> stock =
+        currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId());
+    CompletableFuture<Optional<Map<String, AttributeValue>>> earlier = store.get(InventoryKeys.ADJUST_STOCK,
+        InventoryKeys.stockRequest(adj.productId(), adj.requestId()), true, item -> item);
+    return stock.thenCombine(earlier, (current, record) -> {
+          if (record.isPresent()) {
+            requireSameChange(adj, record.get());
+            return Optional.<List<TransactWriteItem>>empty(); // applied before: answer with the stock
+          }
+          ProductInventory found = current.orElseThrow(
+              () -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId()));
+          return Optional.of(adjustment(adj, found, now));
+        })
+        .thenCompose(items -> items.isEmpty()
+            ? CompletableFuture.completedFuture(null)
+            : store.transact("AdjustStock", InventoryKeys.ADJUST_STOCK, items.get(), failed -> isReplay(adj, failed))
+                .exceptionallyCompose(failure -> {
+                  Throwable cause = Failures.cause(failure);
+                  if (cause instanceof ConditionFailedException failed && failed.failed(REQUEST)) {
+                    requireSameChange(adj, failed.item(REQUEST)); // a duplicate committed meanwhile
+                    return CompletableFuture.completedFuture(null);
+                  }
+                  requireConcurrentChange(cause, round, null);
+                  return adjustRound(adj, now, round + 1).thenApply(done -> null);
+                }))
+        // Applied now or by an earlier call with this request id: either way, answer with the stock.
+        .thenCompose(ok -> currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId()))
+        .thenApply(found -> found.orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
+  }
+
+  /** The transaction that applies {@code adj} to {@code current}: stock update, request record, marker moves. */
+  private List<TransactWriteItem> adjustment(StockAdjustment adj, ProductInventory current, Instant now) {
+    long after = current.quantity() + adj.delta();
+    if (after < 0) {
+      throw new FailedPreconditionException("INSUFFICIENT_STOCK",
+          "cannot remove " + (-adj.delta()) + " units of product " + adj.productId() + " at warehouse "
+              + adj.warehouseId() + ": only " + current.quantity() + " in stock",
+          Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(),
+              "available", Long.toString(current.quantity()), "requested", Long.toString(-adj.delta())));
+    }
+    if (after > ProductInventory.MAX_QUANTITY) {
+      throw new FailedPreconditionException("STOCK_LIMIT_EXCEEDED",
+          "cannot add " + adj.delta() + " units of product " + adj.productId() + " at warehouse " + adj.warehouseId()
+              + ": it holds " + current.quantity() + " and may hold at most " + ProductInventory.MAX_QUANTITY,
+          Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(),
+              "available", Long.toString(current.quantity()), "requested", Long.toString(adj.delta()),
+              "max_quantity", Long.toString(ProductInventory.MAX_QUANTITY)));
+    }
+    ProductInventory next = current.withQuantity(after, now);
+    List<TransactWriteItem> moves = markerMoves(Optional.of(current), next);
+    Map<String, String> names = new HashMap<>(Map.of("#pk", PK, "#q", QUANTITY, "#ut", UPDATE_TIME, "#rp", REORDER_POINT));
+    Map<String, AttributeValue> values = new HashMap<>(Map.of(":now", AttributeValue.fromS(now.toString())));
+    String update;
+    String condition;
+    if (moves.isEmpty()) {
+      // Clear of the reorder point before and after: add to whatever the stock is by then, as long as it
+      // stays clear of the reorder point (no marker), of zero and of the ceiling.
+      update = "SET #q = #q + :delta, #ut = :now";
+      long lowest = Math.max(Math.max(0, -adj.delta()), current.reorderPoint() - adj.delta() + 1);
+      condition = "attribute_exists(#pk) AND #q >= :lowest AND #q <= :highest AND " + reorderPointIs(current, values);
+      values.put(":delta", AttributeValue.fromN(Long.toString(adj.delta())));
+      values.put(":lowest", AttributeValue.fromN(Long.toString(lowest)));
+      values.put(":highest", AttributeValue.fromN(Long.toString(ProductInventory.MAX_QUANTITY - Math.max(0, adj.delta()))));
+    } else {
+      // Its marker moves: only from exactly the quantity read, which the marker's key holds.
+      update = "SET #q = :after, #ut = :now";
+      condition = "#q = :before AND #ut = :read_at";
+      names.remove("#rp");
+      names.remove("#pk");
+      values.put(":after", AttributeValue.fromN(Long.toString(after)));
+      values.put(":before", AttributeValue.fromN(Long.toString(current.quantity())));
+      values.put(":read_at", AttributeValue.fromS(current.updateTime().toString()));
+    }
+    List<TransactWriteItem> items = new ArrayList<>();
+    items.add(TransactWriteItem.builder().update(u -> u
         .tableName(store.table())
         .key(InventoryKeys.stock(adj.productId(), adj.warehouseId()).attributes())
-        .updateExpression("SET #q = #q + :delta, #ut = :now")
-        .conditionExpression("attribute_exists(#pk) AND #q >= :needed AND #q <= :ceiling")
-        .expressionAttributeNames(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#pk", PK))
-        .expressionAttributeValues(Map.of(
-            ":delta", AttributeValue.fromN(Long.toString(adj.delta())),
-            ":now", AttributeValue.fromS(now.toString()),
-            ":needed", AttributeValue.fromN(Long.toString(needed)),
-            ":ceiling", AttributeValue.fromN(Long.toString(ceiling))))
-        .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
-        .build();
-    TransactWriteItem record = TransactWriteItem.builder().put(p -> p
+        .updateExpression(update)
+        .conditionExpression(condition)
+        .expressionAttributeNames(names)
+        .expressionAttributeValues(values))
+        .build());
+    items.add(TransactWriteItem.builder().put(p -> p
         .tableName(store.table())
         .item(requestRecord(adj, now))
         .conditionExpression("attribute_not_exists(#pk)")
         .expressionAttributeNames(Map.of("#pk", PK))
         .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
-        .build();
-    return store.transact("AdjustStock", InventoryKeys.ADJUST_STOCK, List.of(update, record), failed -> isReplay(adj, failed))
-        .exceptionally(failure -> {
-          requireReplay(adj, failure);
-          return null;
-        })
-        // Applied now or by an earlier call with this request id: either way, answer with the stock.
-        .thenCompose(ok -> currentStock(adj));
+        .build());
+    items.addAll(moves);
+    return items;
+  }
+
+  /** The condition that the reorder point is still {@code current}'s (records from before reorder points have none). */
+  private static String reorderPointIs(ProductInventory current, Map<String, AttributeValue> values) {
+    values.put(":rp", AttributeValue.fromN(Long.toString(current.reorderPoint())));
+    return current.reorderPoint() == 0 ? "(attribute_not_exists(#rp) OR #rp = :rp)" : "#rp = :rp";
+  }
+
+  /**
+   * The marker writes that keep A7 in step with a record going from {@code before} to {@code after}:
+   * delete the marker of the old quantity, put the one of the new, each only while the record is low.
+   */
+  private List<TransactWriteItem> markerMoves(Optional<ProductInventory> before, ProductInventory after) {
+    List<TransactWriteItem> moves = new ArrayList<>();
+    Optional<TableKey> old = before.filter(ProductInventory::low)
+        .map(b -> InventoryKeys.lowStockMarker(b.productId(), b.warehouseId(), b.quantity()));
+    Optional<TableKey> now = Optional.of(after).filter(ProductInventory::low)
+        .map(a -> InventoryKeys.lowStockMarker(a.productId(), a.warehouseId(), a.quantity()));
+    if (old.isPresent() && !old.equals(now)) {
+      moves.add(TransactWriteItem.builder().delete(d -> d.tableName(store.table()).key(old.get().attributes())).build());
+    }
+    if (now.isPresent()) {
+      moves.add(TransactWriteItem.builder().put(p -> p.tableName(store.table()).item(InventoryItems.lowStockMarker(after)))
+          .build());
+    }
+    return moves;
+  }
+
+  /** Conditions a write on the record being as {@code current} found it (or absent, if it was). */
+  private static void unchangedSince(Optional<ProductInventory> current, java.util.function.Consumer<String> condition,
+      java.util.function.Consumer<Map<String, String>> names, java.util.function.Consumer<Map<String, AttributeValue>> values) {
+    if (current.isEmpty()) {
+      condition.accept("attribute_not_exists(#pk)");
+      names.accept(Map.of("#pk", PK));
+      return;
+    }
+    condition.accept("#q = :before AND #ut = :read_at");
+    names.accept(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME));
+    values.accept(Map.of(
+        ":before", AttributeValue.fromN(Long.toString(current.get().quantity())),
+        ":read_at", AttributeValue.fromS(current.get().updateTime().toString())));
+  }
+
+  /** Returns when a round failed because the record changed meanwhile and another round may run; throws otherwise. */
+  private static void requireConcurrentChange(Throwable cause, int round, ProductInventory next) {
+    if (!(cause instanceof ConditionFailedException failed) || !failed.failed(STOCK)) {
+      throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
+    }
+    if (round >= ROUNDS) {
+      throw new AbortedException("CONCURRENT_UPDATE", "the stock kept changing concurrently; retry"
+          + (next == null ? " with the same request_id" : ""), Map.of());
+    }
+  }
+
+  private CompletableFuture<Optional<ProductInventory>> currentStock(dev.warehouse.runtime.routing.Route route,
+      String productId, String warehouseId) {
+    return store.get(route, InventoryKeys.stock(productId, warehouseId), true, InventoryItems::toProductInventory);
   }
 
   private static Map<String, AttributeValue> requestRecord(StockAdjustment adj, Instant now) {
@@ -156,46 +337,15 @@ public final class DynamoInventoryRepository implements InventoryRepository {
         && Long.toString(adj.delta()).equals(earlier.get(DELTA).n());
   }
 
-  /**
-   * Returns normally when the failed transaction was a replay. Otherwise throws what the failure
-   * means: a reused request id, a missing stock record, too little stock or too much, or (already
-   * translated by the store) a conflict, throttling or an unavailable database.
-   */
-  private static void requireReplay(StockAdjustment adj, Throwable failure) {
-    Throwable cause = Failures.cause(failure);
-    if (!(cause instanceof ConditionFailedException failed)) {
-      throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
-    }
-    if (failed.failed(REQUEST)) {
-      if (isReplay(adj, failed)) {
-        return;
-      }
+  /** Returns when {@code record} is this request id's record of the same change; else REQUEST_ID_REUSED. */
+  private static void requireSameChange(StockAdjustment adj, Map<String, AttributeValue> record) {
+    boolean sameChange = !record.isEmpty()
+        && adj.warehouseId().equals(record.get(WAREHOUSE_ID).s())
+        && Long.toString(adj.delta()).equals(record.get(DELTA).n());
+    if (!sameChange) {
       throw new AlreadyExistsException("REQUEST_ID_REUSED",
           "request_id " + adj.requestId() + " was already used for a different stock change of product " + adj.productId(),
           Map.of("request_id", adj.requestId(), "product_id", adj.productId()));
     }
-    Map<String, AttributeValue> current = failed.item(STOCK);
-    if (current.isEmpty()) {
-      throw InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId());
-    }
-    String available = current.get(QUANTITY).n();
-    if (adj.delta() > 0) {
-      throw new FailedPreconditionException("STOCK_LIMIT_EXCEEDED",
-          "cannot add " + adj.delta() + " units of product " + adj.productId() + " at warehouse " + adj.warehouseId()
-              + ": it holds " + available + " and may hold at most " + ProductInventory.MAX_QUANTITY,
-          Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(), "available", available,
-              "requested", Long.toString(adj.delta()), "max_quantity", Long.toString(ProductInventory.MAX_QUANTITY)));
-    }
-    throw new FailedPreconditionException("INSUFFICIENT_STOCK",
-        "cannot remove " + (-adj.delta()) + " units of product " + adj.productId() + " at warehouse "
-            + adj.warehouseId() + ": only " + available + " in stock",
-        Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(),
-            "available", available, "requested", Long.toString(-adj.delta())));
-  }
-
-  private CompletableFuture<ProductInventory> currentStock(StockAdjustment adj) {
-    return store.get(InventoryKeys.ADJUST_STOCK, InventoryKeys.stock(adj.productId(), adj.warehouseId()), true,
-            InventoryItems::toProductInventory)
-        .thenApply(found -> found.orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
   }
 }

@@ -19,6 +19,7 @@ public final class InventoryItems {
   static final String WAREHOUSE_ID = "warehouse_id";
   static final String DESCRIPTION = "description";
   static final String QUANTITY = "quantity";
+  static final String REORDER_POINT = "reorder_point";
   static final String DELTA = "delta";
   static final String UPDATE_TIME = "update_time";
   static final String CREATE_TIME = "create_time";
@@ -54,15 +55,35 @@ public final class InventoryItems {
     attrs.put(PRODUCT_ID, AttributeValue.fromS(inventory.productId()));
     attrs.put(WAREHOUSE_ID, AttributeValue.fromS(inventory.warehouseId()));
     attrs.put(QUANTITY, AttributeValue.fromN(Long.toString(inventory.quantity())));
+    attrs.put(REORDER_POINT, AttributeValue.fromN(Long.toString(inventory.reorderPoint())));
     attrs.put(UPDATE_TIME, AttributeValue.fromS(inventory.updateTime().toString()));
     return attrs;
   }
 
-  static ProductInventory toProductInventory(Map<String, AttributeValue> attrs) {
+  /**
+   * The low-stock marker of a low record (A7): in its shard's partition, sorted by quantity, and
+   * carrying what A7 answers with, so the list never reads the stock items themselves.
+   */
+  public static Map<String, AttributeValue> lowStockMarker(ProductInventory inventory) {
+    Map<String, AttributeValue> attrs = new HashMap<>(
+        InventoryKeys.lowStockMarker(inventory.productId(), inventory.warehouseId(), inventory.quantity()).attributes());
+    attrs.put(ENTITY, AttributeValue.fromS("LowStockMarker"));
+    attrs.put(PRODUCT_ID, AttributeValue.fromS(inventory.productId()));
+    attrs.put(WAREHOUSE_ID, AttributeValue.fromS(inventory.warehouseId()));
+    attrs.put(QUANTITY, AttributeValue.fromN(Long.toString(inventory.quantity())));
+    attrs.put(REORDER_POINT, AttributeValue.fromN(Long.toString(inventory.reorderPoint())));
+    attrs.put(UPDATE_TIME, AttributeValue.fromS(inventory.updateTime().toString()));
+    return attrs;
+  }
+
+  /** A stock item, or a low-stock marker (which carries the same attributes). */
+  public static ProductInventory toProductInventory(Map<String, AttributeValue> attrs) {
+    AttributeValue reorderPoint = attrs.get(REORDER_POINT);
     return new ProductInventory(
         attrs.get(PRODUCT_ID).s(),
         attrs.get(WAREHOUSE_ID).s(),
         Long.parseLong(attrs.get(QUANTITY).n()),
+        reorderPoint == null ? 0 : Long.parseLong(reorderPoint.n()), // written before reorder points existed
         Timestamps.parse(attrs.get(UPDATE_TIME).s()));
   }
 }

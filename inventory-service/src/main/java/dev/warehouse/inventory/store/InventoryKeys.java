@@ -24,12 +24,19 @@ public final class InventoryKeys {
   public static final Route PUT_SERIAL_ITEM = ROUTES.route("PutSerialItem");
   public static final Route PUT_INVENTORY = ROUTES.route("PutProductInventory");
   public static final Route ADJUST_STOCK = ROUTES.route("AdjustStock");
+  public static final Route LOW_STOCK = ROUTES.route("ListLowStock");
+  /** A7's write shards, as its route declares them. */
+  public static final Route.FanOut LOW_STOCK_SHARDS = LOW_STOCK.fanOut().orElseThrow();
 
   static final String SERIAL = "SERIAL#";
   static final String PRODUCT = "PRODUCT#";
   static final String WAREHOUSE = "WAREHOUSE#";
   static final String REQUEST = "REQUEST#";
   static final String METADATA = "METADATA";
+  static final String LOW_STOCK_PREFIX = "LOW_STOCK#";
+  static final String QTY = "QTY#";
+  /** Digits of a marker's quantity: 10^15, the most a record may hold, has 16. */
+  private static final int QTY_DIGITS = 16;
 
   private InventoryKeys() {}
 
@@ -71,5 +78,31 @@ public final class InventoryKeys {
   /** A4: the GSI1 sort-key prefix of a warehouse's products, {@code PRODUCT#}. */
   public static String productsPrefix() {
     return PRODUCT;
+  }
+
+  /** A7: the shard of a stock record's low-stock marker (CRC-32 of {@code p#w}, modulo the shard count). */
+  public static int lowStockShard(String productId, String warehouseId) {
+    return LOW_STOCK_SHARDS.shardOf(productId, warehouseId);
+  }
+
+  /** A7: the partition of one shard of low-stock markers, {@code LOW_STOCK#07}. */
+  public static String lowStockPk(int shard) {
+    return LOW_STOCK_PREFIX + Route.FanOut.shardValue(shard);
+  }
+
+  /**
+   * W2, W3: the low-stock marker of a record holding {@code quantity} units,
+   * {@code LOW_STOCK#ss / QTY#0000000000000003#PRODUCT#p#WAREHOUSE#w}: within a shard, markers sort
+   * by quantity, then product, then warehouse, which is A7's order.
+   */
+  public static TableKey lowStockMarker(String productId, String warehouseId, long quantity) {
+    String padded = String.format(java.util.Locale.ROOT, "%0" + QTY_DIGITS + "d", quantity);
+    return new TableKey(lowStockPk(lowStockShard(productId, warehouseId)),
+        QTY + padded + "#" + PRODUCT + productId + "#" + WAREHOUSE + warehouseId);
+  }
+
+  /** A7: the sort-key prefix of every marker, {@code QTY#}. */
+  public static String lowStockPrefix() {
+    return QTY;
   }
 }

@@ -62,6 +62,9 @@ public final class DynamoStore {
     }
   }
 
+  /** A shard's cursor once it has nothing more: no sort key is empty or starts with '~' here (IDs exclude it). */
+  private static final String SHARD_DONE = "~";
+
   private final DynamoDbAsyncClient dynamo;
   private final String table;
   private final DynamoCalls calls;
@@ -136,6 +139,102 @@ public final class DynamoStore {
     QueryRequest request = builder.build();
     return calls.run(timeout -> dynamo.query(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build()))
         .thenApply(response -> page(response, pageSize, scope, keyAttributes, mapper));
+  }
+
+  /**
+   * One page of a fanned-out Query (a route on write shards): one Query per shard, all at once, merged
+   * in sort-key order. Each shard is asked for one item more than the page holds, so the merge always
+   * knows whether a shard has more. The page token seals every shard's cursor: the sort key of the
+   * last item of that shard the pages returned, or that the shard is done; an empty token means every
+   * shard is done. A shard that fails fails the page: no partial page is returned as complete.
+   *
+   * @param shards the Query of every shard, in shard order, without Limit and ExclusiveStartKey (table keys PK, SK)
+   * @param scope  what the token is valid for; it must name the shard count
+   * @return the page; failed with {@link InvalidArgumentException} for a token not issued for this scope
+   */
+  public <T> CompletableFuture<Page<T>> queryShards(Route route, List<QueryRequest> shards, int pageSize, String pageToken,
+      String scope, Function<Map<String, AttributeValue>, T> mapper) {
+    String[] cursors = new String[shards.size()];
+    if (!pageToken.isEmpty()) {
+      Map<String, String> state;
+      try {
+        state = pageTokens.decode(scope, pageToken);
+      } catch (InvalidArgumentException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+      for (int i = 0; i < cursors.length; i++) {
+        cursors[i] = state.get(Route.FanOut.shardValue(i));
+      }
+      if (state.size() != cursors.length || java.util.Arrays.asList(cursors).contains(null)) {
+        // Unreachable without our key: tokens are sealed per scope. Checked anyway, never trusted.
+        return CompletableFuture.failedFuture(
+            InvalidArgumentException.of("page_token", "is not a page token issued for this request"));
+      }
+    }
+    List<CompletableFuture<QueryResponse>> answers = new java.util.ArrayList<>();
+    for (int i = 0; i < shards.size(); i++) {
+      if (SHARD_DONE.equals(cursors[i])) {
+        answers.add(CompletableFuture.completedFuture(null));
+        continue;
+      }
+      QueryRequest.Builder builder = shards.get(i).toBuilder()
+          .tableName(table)
+          .limit(pageSize + 1)
+          .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL);
+      if (cursors[i] != null && !cursors[i].isEmpty()) {
+        builder.exclusiveStartKey(Map.of(
+            SingleTable.PK, shards.get(i).expressionAttributeValues().get(":pk"),
+            SingleTable.SK, AttributeValue.fromS(cursors[i])));
+      }
+      QueryRequest request = builder.build();
+      answers.add(calls.run(timeout -> dynamo.query(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build())));
+    }
+    return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
+        .thenApply(all -> merge(answers.stream().map(CompletableFuture::join).toList(), cursors, pageSize, scope, mapper));
+  }
+
+  /** Takes the page's items from the shards' answers in sort-key order, and each shard's next cursor. */
+  private <T> Page<T> merge(List<QueryResponse> answers, String[] cursors, int pageSize, String scope,
+      Function<Map<String, AttributeValue>, T> mapper) {
+    int[] taken = new int[answers.size()];
+    java.util.PriorityQueue<Integer> heads = new java.util.PriorityQueue<>(
+        java.util.Comparator.comparing((Integer shard) -> sortKey(answers.get(shard).items().get(taken[shard]))));
+    for (int shard = 0; shard < answers.size(); shard++) {
+      if (answers.get(shard) != null && !answers.get(shard).items().isEmpty()) {
+        heads.add(shard);
+      }
+    }
+    List<T> page = new java.util.ArrayList<>(pageSize);
+    while (page.size() < pageSize && !heads.isEmpty()) {
+      int shard = heads.poll();
+      page.add(mapper.apply(answers.get(shard).items().get(taken[shard])));
+      taken[shard]++;
+      if (taken[shard] < answers.get(shard).items().size()) {
+        heads.add(shard);
+      }
+    }
+    Map<String, String> next = new LinkedHashMap<>();
+    boolean allDone = true;
+    for (int shard = 0; shard < answers.size(); shard++) {
+      QueryResponse answer = answers.get(shard);
+      String cursor;
+      if (answer == null) {
+        cursor = SHARD_DONE;
+      } else if (taken[shard] == answer.items().size() && !(answer.hasLastEvaluatedKey() && !answer.lastEvaluatedKey().isEmpty())) {
+        cursor = SHARD_DONE;
+      } else if (taken[shard] > 0) {
+        cursor = sortKey(answer.items().get(taken[shard] - 1));
+      } else {
+        cursor = cursors[shard] == null ? "" : cursors[shard];
+      }
+      allDone &= SHARD_DONE.equals(cursor);
+      next.put(Route.FanOut.shardValue(shard), cursor);
+    }
+    return new Page<>(page, allDone ? "" : pageTokens.encode(scope, next));
+  }
+
+  private static String sortKey(Map<String, AttributeValue> item) {
+    return item.get(SingleTable.SK).s();
   }
 
   /**

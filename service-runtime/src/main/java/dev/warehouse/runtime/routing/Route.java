@@ -12,6 +12,7 @@ import java.util.Optional;
  * @param fullMethodName the RPC, e.g. {@code warehouse.inventory.v1.InventoryService/GetSerialItem}
  * @param index          the secondary index read, empty for the base table
  * @param alsoWrites     further items the call writes in the same transaction
+ * @param fanOut         the write shards of its partition key, when it has them
  */
 public record Route(
     String fullMethodName,
@@ -24,10 +25,30 @@ public record Route(
     List<SortKeyCondition> sortKeyConditions,
     Consistency consistency,
     String expectedVolume,
-    List<ItemKey> alsoWrites) {
+    List<ItemKey> alsoWrites,
+    Optional<FanOut> fanOut) {
 
   /** A key of an item the route writes besides its main one. */
   public record ItemKey(KeyTemplate partitionKey, KeyTemplate sortKey) {}
+
+  /**
+   * Write shards: the partition key's {@code {shard}} runs over {@code shardCount} values, and an
+   * item's shard is the CRC-32 of {@code shardOf} rendered, modulo the count.
+   */
+  public record FanOut(int shardCount, KeyTemplate shardOf) {
+
+    /** The shard of the item whose fields render {@code shardOf} as {@code values}, in the template's order. */
+    public int shardOf(String... values) {
+      java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+      crc.update(shardOf.render(values).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return (int) (crc.getValue() % shardCount);
+    }
+
+    /** The {@code {shard}} value of shard {@code index}: two digits. */
+    public static String shardValue(int index) {
+      return String.format(java.util.Locale.ROOT, "%02d", index);
+    }
+  }
 
   public Route {
     operations = List.copyOf(operations);

@@ -96,6 +96,10 @@ public final class RouteTable {
     if (r.getConsistency() == Consistency.CONSISTENCY_UNSPECIFIED) {
       missing.add("consistency");
     }
+    if (r.hasFanOut() && (r.getFanOut().getShardCount() < 1 || r.getFanOut().getShardCount() > 100
+        || r.getFanOut().getShardOf().isEmpty() || !r.getPartitionKey().contains("{shard}"))) {
+      missing.add("fan_out (1-100 shards, shard_of, and {shard} in partition_key)");
+    }
     return missing;
   }
 
@@ -113,6 +117,9 @@ public final class RouteTable {
         r.getExpectedVolume(),
         r.getAlsoWritesList().stream()
             .map(k -> new Route.ItemKey(KeyTemplate.parse(k.getPartitionKey()), KeyTemplate.parse(k.getSortKey())))
-            .toList());
+            .toList(),
+        r.hasFanOut()
+            ? Optional.of(new Route.FanOut(r.getFanOut().getShardCount(), KeyTemplate.parse(r.getFanOut().getShardOf())))
+            : Optional.empty());
   }
 }
