@@ -8,6 +8,7 @@ import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
+import dev.warehouse.inventory.v1.ListLowStockRequest;
 import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
 import dev.warehouse.inventory.v1.ListWarehouseProductsRequest;
 import dev.warehouse.inventory.v1.ProductInventory;
@@ -85,5 +86,19 @@ class RetrievalMapConformanceTest {
         inventory.stub()::listWarehouseProducts);
     check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId(warehouse)
         .setDelta(-2).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
+  }
+
+  @Test
+  void a7_listLowStock_fansOutOneQueryPerShard_andW2_W3_moveTheMarkers() {
+    String product = id("P");
+    // Low from the start (W2 puts a marker), then deeper (W3 moves it), then clear (W3 deletes it).
+    check("PutProductInventory", PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
+        .setProductId(product).setWarehouseId("W1").setQuantity(3).setReorderPoint(5)).build(),
+        inventory.stub()::putProductInventory);
+    check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId("W1")
+        .setDelta(-1).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
+    check("ListLowStock", ListLowStockRequest.newBuilder().setConsistentRead(true).build(), inventory.stub()::listLowStock);
+    check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId("W1")
+        .setDelta(10).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
   }
 }

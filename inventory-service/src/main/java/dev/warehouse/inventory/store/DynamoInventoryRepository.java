@@ -227,7 +227,8 @@ public final class DynamoInventoryRepository implements InventoryRepository {
       // Clear of the reorder point before and after: add to whatever the stock is by then, as long as it
       // stays clear of the reorder point (no marker), of zero and of the ceiling.
       update = "SET #q = #q + :delta, #ut = :now";
-      long lowest = Math.max(Math.max(0, -adj.delta()), current.reorderPoint() - adj.delta() + 1);
+      // Above the reorder point before and after: q > rp and q + delta > rp.
+      long lowest = current.reorderPoint() + 1 + Math.max(0, -adj.delta());
       condition = "attribute_exists(#pk) AND #q >= :lowest AND #q <= :highest AND " + reorderPointIs(current, values);
       values.put(":delta", AttributeValue.fromN(Long.toString(adj.delta())));
       values.put(":lowest", AttributeValue.fromN(Long.toString(lowest)));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.testing.RouteConformance;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -38,9 +39,43 @@ class InventoryKeysTest {
   }
 
   @Test
-  void stockRequest_isTheRecordW3AlsoWrites() {
-    assertThat(InventoryKeys.ADJUST_STOCK.alsoWrites()).extracting(InventoryKeysTest::declared)
-        .containsExactly(InventoryKeys.stockRequest("P-1", "r-1"));
+  void stockRequest_andLowStockMarker_areWhatW3AlsoWrites_andTheMarkerWhatW2AlsoWrites() {
+    int shard = InventoryKeys.lowStockShard("P-1", "W-1");
+    Map<String, String> fields = new java.util.HashMap<>(FIELDS);
+    fields.put("shard", Route.FanOut.shardValue(shard));
+    fields.put("quantity", "0000000000000007");
+    TableKey marker = InventoryKeys.lowStockMarker("P-1", "W-1", 7);
+    assertThat(InventoryKeys.ADJUST_STOCK.alsoWrites()).extracting(k -> RouteConformance.declaredKey(k, fields))
+        .containsExactly(InventoryKeys.stockRequest("P-1", "r-1"), marker);
+    assertThat(InventoryKeys.PUT_INVENTORY.alsoWrites()).extracting(k -> RouteConformance.declaredKey(k, fields))
+        .containsExactly(marker);
+    assertThat(marker.pk()).isEqualTo(InventoryKeys.LOW_STOCK.partitionKey().render(fields));
+    assertThat(marker.sk()).startsWith(InventoryKeys.lowStockPrefix()).startsWith(InventoryKeys.LOW_STOCK.sortKey().render(fields));
+  }
+
+  @Test
+  void lowStockShards_spreadRecords_stably_overTheDeclaredCount() {
+    assertThat(InventoryKeys.LOW_STOCK_SHARDS.shardCount()).isEqualTo(16);
+    java.util.Set<Integer> used = new java.util.HashSet<>();
+    for (int p = 0; p < 200; p++) {
+      int shard = InventoryKeys.lowStockShard("P" + p, "W1");
+      assertThat(shard).isBetween(0, 15).isEqualTo(InventoryKeys.lowStockShard("P" + p, "W1"));
+      used.add(shard);
+    }
+    assertThat(used).hasSize(16);
+  }
+
+  @Test
+  void lowStockMarkers_sortByQuantity_thenProduct_thenWarehouse() {
+    List<String> sortKeys = java.util.stream.Stream.of(
+            InventoryKeys.lowStockMarker("P10", "W1", 3), InventoryKeys.lowStockMarker("P1", "W2", 3),
+            InventoryKeys.lowStockMarker("P1-x", "W1", 3), InventoryKeys.lowStockMarker("P2", "W1", 12),
+            InventoryKeys.lowStockMarker("P1", "W1", 3), InventoryKeys.lowStockMarker("P9", "W9", 0))
+        .map(TableKey::sk).sorted().toList();
+    assertThat(sortKeys).containsExactly(
+        InventoryKeys.lowStockMarker("P9", "W9", 0).sk(), InventoryKeys.lowStockMarker("P1", "W1", 3).sk(),
+        InventoryKeys.lowStockMarker("P1", "W2", 3).sk(), InventoryKeys.lowStockMarker("P1-x", "W1", 3).sk(),
+        InventoryKeys.lowStockMarker("P10", "W1", 3).sk(), InventoryKeys.lowStockMarker("P2", "W1", 12).sk());
   }
 
   @Test

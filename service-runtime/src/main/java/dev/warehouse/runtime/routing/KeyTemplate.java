@@ -72,6 +72,21 @@ public final class KeyTemplate {
     return render(ordered);
   }
 
+  /**
+   * The keys this template can render given {@code known} values: known variables match their value,
+   * the others any text without the key delimiter {@code #} (IDs never hold one). For checking
+   * recorded requests against a declaration when some values (a shard, a quantity) are not fields of
+   * the request.
+   */
+  public Pattern pattern(Map<String, String> known) {
+    StringBuilder regex = new StringBuilder(Pattern.quote(literals.get(0)));
+    for (int i = 0; i < variables.size(); i++) {
+      String value = known.get(variables.get(i));
+      regex.append(value != null ? Pattern.quote(value) : "[^#]+").append(Pattern.quote(literals.get(i + 1)));
+    }
+    return Pattern.compile(regex.toString());
+  }
+
   @Override
   public String toString() {
     return template;

@@ -23,7 +23,20 @@ class RouteTableTest {
     assertThat(a4.consistency()).isEqualTo(Consistency.CONSISTENCY_EVENTUAL_ONLY);
     assertThat(a4.allowsStrongReads()).isFalse();
     assertThat(a4.partitionKey().render("W1")).isEqualTo("WAREHOUSE#W1");
-    assertThat(inventory.routes()).hasSize(7);
+    assertThat(a4.fanOut()).isEmpty();
+    assertThat(inventory.routes()).hasSize(8);
+  }
+
+  @Test
+  void readsTheFanOutOfARouteOnWriteShards() {
+    Route a7 = RouteTable.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"))
+        .route("ListLowStock");
+    assertThat(a7.patternId()).isEqualTo("A7");
+    Route.FanOut fanOut = a7.fanOut().orElseThrow();
+    assertThat(fanOut.shardCount()).isEqualTo(16);
+    assertThat(fanOut.shardOf().variables()).containsExactly("product_id", "warehouse_id");
+    assertThat(fanOut.shardOf("P100", "W3")).isBetween(0, 15).isEqualTo(fanOut.shardOf("P100", "W3"));
+    assertThat(a7.partitionKey().render(Route.FanOut.shardValue(7))).isEqualTo("LOW_STOCK#07");
   }
 
   @Test
@@ -32,7 +45,7 @@ class RouteTableTest {
             RouteTable.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")),
             RouteTable.of(OrderServiceProto.getDescriptor().findServiceByName("OrderService")))
         .stream().flatMap(t -> t.routes().stream()).map(Route::patternId).toList();
-    assertThat(ids).doesNotHaveDuplicates().contains("A1", "A2", "A3", "A4", "A5", "A6");
+    assertThat(ids).doesNotHaveDuplicates().contains("A1", "A2", "A3", "A4", "A5", "A6", "A7");
   }
 
   @Test
