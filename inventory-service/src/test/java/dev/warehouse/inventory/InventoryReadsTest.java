@@ -192,7 +192,8 @@ class InventoryReadsTest {
         .contains("dynamodb_client_request_duration_seconds_bucket{" + labels.formatted("GetItem") + "outcome=\"success\",pattern=\"A2\"")
         .contains("dynamodb_client_request_duration_seconds_bucket{" + labels.formatted("Query") + "outcome=\"success\",pattern=\"A4\"")
         .contains("dynamodb_consumed_capacity_units_total{" + labels.formatted("Query").replace("operation", "kind=\"read\",operation") + "pattern=\"A3\"}")
-        .contains("dynamodb_consumed_capacity_units_total{application=\"inventory-service\",kind=\"write\",operation=\"PutItem\",pattern=\"W2\"}")
+        .contains("dynamodb_consumed_capacity_units_total{application=\"inventory-service\",kind=\"read\",operation=\"GetItem\",pattern=\"W2\"}")
+        .contains("dynamodb_client_request_duration_seconds_bucket{" + labels.formatted("TransactWriteItems") + "outcome=\"success\",pattern=\"W2\"")
         .contains("dynamodb_items_examined_total{" + labels.formatted("Query") + "pattern=\"A4\"}")
         .contains("dynamodb_items_returned_total{" + labels.formatted("Query") + "pattern=\"A3\"}")
         .contains("grpc_server_processing_duration_seconds_bucket{application=\"inventory-service\",method=\"GetProductInventory\"");

@@ -48,7 +48,7 @@ class RetrievalMapConformanceTest {
       assertThat(covered).containsExactlyInAnyOrderElementsOf(
           InventoryKeys.ROUTES.routes().stream().map(Route::methodName).toList());
       assertThat(inventory.recorder.requests()).noneMatch(r -> r instanceof ScanRequest);
-      RouteConformance.assertWritesOnlyUnder(inventory.recorder.requests(), Set.of("SERIAL#", "PRODUCT#", "WAREHOUSE#"));
+      RouteConformance.assertWritesOnlyUnder(inventory.recorder.requests(), Set.of("SERIAL#", "PRODUCT#", "WAREHOUSE#", "LOW_STOCK#"));
     } finally {
       inventory.close();
     }
