@@ -36,9 +36,10 @@ class BackendServiceConfigTest {
       assertThat(names(BackendServiceConfig.retryableMethods(service))).as(service.getName())
           .containsExactlyInAnyOrderElementsOf(declared(service, IdempotencyLevel.NO_SIDE_EFFECTS, IdempotencyLevel.IDEMPOTENT));
     }
-    // What the contracts declare today: the six reads, and the two writes keyed by a request_id.
+    // What the contracts declare today: the seven reads, and the two writes keyed by a request_id.
     assertThat(declared(INVENTORY, IdempotencyLevel.NO_SIDE_EFFECTS))
-        .containsExactlyInAnyOrder("GetSerialItem", "GetProductInventory", "ListProductWarehouses", "ListWarehouseProducts");
+        .containsExactlyInAnyOrder("GetSerialItem", "GetProductInventory", "ListProductWarehouses", "ListWarehouseProducts",
+            "ListLowStock");
     assertThat(declared(ORDERS, IdempotencyLevel.NO_SIDE_EFFECTS)).containsExactlyInAnyOrder("GetOrder", "ListCustomerOrders");
     assertThat(declared(INVENTORY, IdempotencyLevel.IDEMPOTENT)).containsExactly("AdjustStock");
     assertThat(declared(ORDERS, IdempotencyLevel.IDEMPOTENT)).containsExactly("PlaceOrder");
