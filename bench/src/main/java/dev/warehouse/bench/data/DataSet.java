@@ -95,7 +95,7 @@ public final class DataSet {
     }
     for (int p = 0; p < products; p++) {
       for (int j = 0; j < 3; j++) {
-        sink.add(InventoryItems.toItem(new ProductInventory(product(p), warehouseOf(p, j), 1_000_000, LOADED)));
+        sink.add(InventoryItems.toItem(new ProductInventory(product(p), warehouseOf(p, j), 1_000_000, 0, LOADED)));
       }
     }
     for (int c = 0; c < customers; c++) {

@@ -143,7 +143,7 @@ public final class StandInDynamo implements AutoCloseable {
   }
 
   private static Map<String, AttributeValue> stock(int product, int j) {
-    return InventoryItems.toItem(new ProductInventory(DataSet.product(product), DataSet.warehouseOf(product, j), 1_000, LOADED));
+    return InventoryItems.toItem(new ProductInventory(DataSet.product(product), DataSet.warehouseOf(product, j), 1_000, 0, LOADED));
   }
 
   private static Order order(int k) {

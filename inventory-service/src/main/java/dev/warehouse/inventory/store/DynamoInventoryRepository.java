@@ -157,7 +157,10 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   @Override
   public CompletableFuture<ProductInventory> adjustStock(StockAdjustment adj, Instant now) {
-    return adjustRound(adj, now, 1);
+    return applyRound(adj, now, 1)
+        // Applied now or by an earlier call with this request id: either way, answer with the stock.
+        .thenCompose(applied -> currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId()))
+        .thenApply(found -> found.orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
   }
 
   /**
@@ -167,8 +170,9 @@ public final class DynamoInventoryRepository implements InventoryRepository {
    * concurrent picks of one item do not conflict), conditioned only on staying clear of the reorder
    * point, of zero and of the ceiling; near it, the update sets the new quantity, conditioned on the
    * quantity read. A condition that no longer holds starts the next round from the new state.
+   * Completes when the change is applied, now or by an earlier call with this request id.
    */
-  private CompletableFuture<ProductInventory> adjustRound(StockAdjustment adj, Instant now, int round) {
+  private CompletableFuture<Void> applyRound(StockAdjustment adj, Instant now, int round) {
     CompletableFuture<Optional<ProductInventory>> stock =
         currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId());
     CompletableFuture<Optional<Map<String, AttributeValue>>> earlier = store.get(InventoryKeys.ADJUST_STOCK,
@@ -176,7 +180,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
     return stock.thenCombine(earlier, (current, record) -> {
           if (record.isPresent()) {
             requireSameChange(adj, record.get());
-            return Optional.<List<TransactWriteItem>>empty(); // applied before: answer with the stock
+            return Optional.<List<TransactWriteItem>>empty(); // applied before
           }
           ProductInventory found = current.orElseThrow(
               () -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId()));
@@ -192,11 +196,8 @@ public final class DynamoInventoryRepository implements InventoryRepository {
                     return CompletableFuture.completedFuture(null);
                   }
                   requireConcurrentChange(cause, round, null);
-                  return adjustRound(adj, now, round + 1).thenApply(done -> null);
-                }))
-        // Applied now or by an earlier call with this request id: either way, answer with the stock.
-        .thenCompose(ok -> currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId()))
-        .thenApply(found -> found.orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
+                  return applyRound(adj, now, round + 1);
+                }));
   }
 
   /** The transaction that applies {@code adj} to {@code current}: stock update, request record, marker moves. */
