@@ -91,7 +91,9 @@ One grpcurl per access pattern (reflection is on; no .proto files needed):
   A4 grpcurl -plaintext -d '{"warehouse_id":"W1"}' $G warehouse.inventory.v1.InventoryService/ListWarehouseProducts
   A5 grpcurl -plaintext -d '{"customer_id":"C4821","date_prefix":"2026-07"}' $G warehouse.order.v1.OrderService/ListCustomerOrders
   A6 grpcurl -plaintext -d '{"order_id":"O900"}' $G warehouse.order.v1.OrderService/GetOrder
-  consistency audit: DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar order-service/target/order-service.jar audit
+  A7 grpcurl -plaintext -d '{}' $G warehouse.inventory.v1.InventoryService/ListLowStock
+  consistency audit (orders):            DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar order-service/target/order-service.jar audit
+  consistency audit (low-stock markers): DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar inventory-service/target/inventory-service.jar audit
 
 Press Ctrl-C to stop.
 INFO

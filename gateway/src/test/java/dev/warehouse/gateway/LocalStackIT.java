@@ -4,12 +4,14 @@ import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
 import static dev.warehouse.runtime.testing.Statuses.assertStatus;
 import static dev.warehouse.runtime.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import com.google.rpc.ErrorInfo;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ListLowStockRequest;
 import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
 import dev.warehouse.inventory.v1.ListWarehouseProductsRequest;
 import dev.warehouse.inventory.v1.ProductInventory;
@@ -146,6 +148,11 @@ class LocalStackIT {
         .setDatePrefix("2026-07").build()).getOrdersList()).extracting(Order::getOrderId).containsExactly("O900", "O844");
     assertThat(orderStub().getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build()).getOrderDate())
         .isEqualTo("2026-07-26");
+    assertThat(inventoryStub().listLowStock(ListLowStockRequest.newBuilder().setConsistentRead(true).build())
+        .getInventoriesList())
+        .extracting(ProductInventory::getProductId, ProductInventory::getWarehouseId, ProductInventory::getQuantity,
+            ProductInventory::getReorderPoint)
+        .containsExactly(tuple("P100", "W3", 4L, 10L));
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.warehouse.inventory;
 
+import dev.warehouse.inventory.audit.InventoryAudit;
 import dev.warehouse.inventory.domain.InventoryService;
 import dev.warehouse.inventory.grpc.InventoryGrpcEndpoint;
 import dev.warehouse.inventory.store.DynamoInventoryRepository;
@@ -8,9 +9,14 @@ import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.server.ServiceContext;
 import dev.warehouse.runtime.server.ServiceMain;
 import io.grpc.BindableService;
+import java.util.Arrays;
 import java.util.List;
 
-/** Starts the inventory-service: {@code java -jar inventory-service.jar}. */
+/**
+ * Starts the inventory-service ({@code java -jar inventory-service.jar}), or runs the low-stock marker
+ * audit ({@code java -jar inventory-service.jar audit [--segments N] [--pages-per-second N]}), whose exit
+ * status is 0 clean, 1 problems found, 2 bad arguments, 3 could not finish ({@link InventoryAudit#run}).
+ */
 public final class InventoryMain {
 
   public static final String SERVICE_NAME = "inventory-service";
@@ -20,9 +26,11 @@ public final class InventoryMain {
   private InventoryMain() {}
 
   public static void main(String[] args) throws Exception {
-    ServiceMain.run(
-        ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv()),
-        InventoryMain::services);
+    ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
+    if (args.length > 0 && args[0].equals("audit")) {
+      System.exit(InventoryAudit.run(config, Arrays.copyOfRange(args, 1, args.length), System.out));
+    }
+    ServiceMain.run(config, InventoryMain::services);
   }
 
   /**

@@ -7,17 +7,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.warehouse.order.audit.OrderAudit;
 import dev.warehouse.order.store.OrderItems;
 import dev.warehouse.order.v1.Order;
-import dev.warehouse.runtime.testing.DynamoFaultProxy;
+import dev.warehouse.runtime.testing.AuditChecks;
 import dev.warehouse.runtime.testing.MotoServer;
-import dev.warehouse.runtime.testing.TestServices;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.net.ServerSocket;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.LocalDate;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -42,9 +35,9 @@ class OrderAuditTest {
     orders.close();
   }
 
-  private static int runAudit(ByteArrayOutputStream out) {
-    return OrderAudit.run(TestServices.config("audit", orders.table, MotoServer.endpoint(), Duration.ofSeconds(10)),
-        new String[] {"--segments", "3", "--pages-per-second", "500"}, new PrintStream(out, true, StandardCharsets.UTF_8));
+  private static AuditChecks.Run runAudit() {
+    return AuditChecks.run(OrderAudit::run, AuditChecks.config(orders.table, MotoServer.endpoint(), Duration.ofSeconds(10)),
+        "--segments", "3", "--pages-per-second", "500");
   }
 
   @Test
@@ -52,9 +45,9 @@ class OrderAuditTest {
     for (int i = 0; i < 5; i++) {
       orders.stub().placeOrder(order(id("C"), id("O"), "2026-07-2" + i).build());
     }
-    ByteArrayOutputStream clean = new ByteArrayOutputStream();
-    assertThat(runAudit(clean)).isZero();
-    assertThat(clean.toString(StandardCharsets.UTF_8)).contains("orders=5 problems=0");
+    AuditChecks.Run clean = runAudit();
+    assertThat(clean.status()).isZero();
+    assertThat(clean.output()).contains("orders=5 problems=0");
 
     Order lostCorridor = orders.stub().placeOrder(order(id("C"), id("O"), "2026-07-26").build());
     Order lostDirect = orders.stub().placeOrder(order(id("C"), id("O"), "2026-07-26").build());
@@ -66,9 +59,9 @@ class OrderAuditTest {
         .updateExpression("SET #s = :s").expressionAttributeNames(Map.of("#s", "status"))
         .expressionAttributeValues(Map.of(":s", AttributeValue.fromS("PAID")))).join();
 
-    ByteArrayOutputStream broken = new ByteArrayOutputStream();
-    assertThat(runAudit(broken)).isEqualTo(1);
-    assertThat(broken.toString(StandardCharsets.UTF_8))
+    AuditChecks.Run broken = runAudit();
+    assertThat(broken.status()).isEqualTo(1);
+    assertThat(broken.output())
         .contains("MISSING_CUSTOMER_COPY order_id=" + lostCorridor.getOrderId())
         .contains("MISSING_DIRECT_COPY order_id=" + lostDirect.getOrderId())
         .contains("COPIES_DISAGREE order_id=" + drifted.getOrderId() + " attributes=status")
@@ -77,61 +70,21 @@ class OrderAuditTest {
 
   @Test
   void exitsTwo_withTheUsage_onBadArguments() {
-    for (String[] args : List.of(new String[] {"--segments", "0"}, new String[] {"--segments"},
-        new String[] {"--pages-per-second", "many"}, new String[] {"--verbose"})) {
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      assertThat(OrderAudit.run(TestServices.config("audit", orders.table), args,
-          new PrintStream(out, true, StandardCharsets.UTF_8))).as(String.join(" ", args)).isEqualTo(2);
-      assertThat(out.toString(StandardCharsets.UTF_8))
-          .contains("usage: audit [--segments N] [--pages-per-second N]")
-          .contains("3 could not finish");
-    }
+    AuditChecks.assertExitsTwoWithTheUsage_onBadArguments(OrderAudit::run, orders.table);
   }
 
   @Test
   void exitsThree_withOneLineSayingWhy_whenDynamoDbFailsUnderIt() {
-    try (DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint())) {
-      proxy.inject("Scan", DynamoFaultProxy.Fault.HTTP_500, Integer.MAX_VALUE);
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      int status = OrderAudit.run(TestServices.config("audit", orders.table, proxy.endpoint(), Duration.ofSeconds(5)),
-          new String[] {"--segments", "2"}, new PrintStream(out, true, StandardCharsets.UTF_8));
-
-      assertThat(status).isEqualTo(3);
-      assertThat(proxy.injected()).isPositive();
-      assertThat(out.toString(StandardCharsets.UTF_8).lines().toList()).singleElement().asString()
-          .startsWith("audit table=" + orders.table + " could not finish: ")
-          .contains("HTTP 500", "InternalServerError");
-    }
+    AuditChecks.assertExitsThree_whenDynamoDbFailsUnderIt(OrderAudit::run, orders.table);
   }
 
   @Test
   void exitsThree_withOneLineSayingWhy_whenDynamoDbTimesOut() {
-    try (DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint())) {
-      proxy.delay("Scan", Duration.ofSeconds(5), Integer.MAX_VALUE);
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      int status = OrderAudit.run(TestServices.config("audit", orders.table, proxy.endpoint(), Duration.ofSeconds(1)),
-          new String[0], new PrintStream(out, true, StandardCharsets.UTF_8));
-
-      assertThat(status).isEqualTo(3);
-      assertThat(out.toString(StandardCharsets.UTF_8).lines().toList()).singleElement().asString()
-          .isEqualTo("audit table=" + orders.table + " could not finish: DynamoDB did not answer within "
-              + "DYNAMODB_CALL_TIMEOUT_MS=1000");
-    }
+    AuditChecks.assertExitsThree_whenDynamoDbTimesOut(OrderAudit::run, orders.table);
   }
 
   @Test
   void exitsThree_withOneLineSayingWhy_whenDynamoDbIsUnreachable() throws Exception {
-    URI nobody;
-    try (ServerSocket closedSoon = new ServerSocket(0)) {
-      nobody = URI.create("http://127.0.0.1:" + closedSoon.getLocalPort());
-    }
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    int status = OrderAudit.run(TestServices.config("audit", orders.table, nobody, Duration.ofSeconds(5)),
-        new String[0], new PrintStream(out, true, StandardCharsets.UTF_8));
-
-    assertThat(status).isEqualTo(3);
-    assertThat(out.toString(StandardCharsets.UTF_8).lines().toList()).singleElement().asString()
-        .startsWith("audit table=" + orders.table + " could not finish: ")
-        .contains("could not reach DynamoDB at " + nobody);
+    AuditChecks.assertExitsThree_whenDynamoDbIsUnreachable(OrderAudit::run, orders.table);
   }
 }

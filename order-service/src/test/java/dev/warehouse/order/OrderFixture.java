@@ -3,6 +3,8 @@ package dev.warehouse.order;
 import dev.warehouse.order.audit.OrderAudit;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
+import dev.warehouse.runtime.audit.AuditReport;
+import dev.warehouse.runtime.audit.PacedScan;
 import dev.warehouse.runtime.server.ServiceProcess;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.runtime.testing.MetricsScrape;
@@ -66,8 +68,8 @@ final class OrderFixture implements AutoCloseable {
   }
 
   /** Runs the consistency audit over this fixture's table. */
-  OrderAudit.Report audit() {
-    return new OrderAudit(dynamo, table, 2, 1000).audit();
+  AuditReport audit() {
+    return new OrderAudit(new PacedScan(dynamo, table, "order-audit", new PacedScan.Options(2, 1000))).audit();
   }
 
   String scrapeMetrics() {

@@ -25,9 +25,10 @@ import java.util.function.Supplier;
 
 /**
  * Loads the story's demo data through the gateway, as any client would (so each service writes only
- * its own keys): serial SN-98471; product P100 in warehouses W1, W2, W3; customer C4821 with orders
- * O900 (2026-07-26), O844 (2026-07-21) and O711 (2026-06-18). Loading twice changes nothing: items
- * are written only when absent.
+ * its own keys): serial SN-98471; product P100 in warehouses W1, W2, W3 (at W3 4 units, below its
+ * reorder point of 10, so ListLowStock has an answer); customer C4821 with orders O900 (2026-07-26),
+ * O844 (2026-07-21) and O711 (2026-06-18). Loading twice changes nothing: items are written only when
+ * absent.
  */
 public final class DemoData {
 
@@ -73,14 +74,16 @@ public final class DemoData {
           .build());
       written++;
     }
-    long[] quantities = {40, 25, 12};
+    long[] quantities = {40, 25, 4};
+    long[] reorderPoints = {0, 0, 10};
     String[] warehouses = {"W1", "W2", "W3"};
     for (int i = 0; i < warehouses.length; i++) {
       String warehouse = warehouses[i];
       if (absent(() -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS).getProductInventory(
           GetProductInventoryRequest.newBuilder().setProductId("P100").setWarehouseId(warehouse).setConsistentRead(true).build()))) {
         inventory.withDeadlineAfter(5, TimeUnit.SECONDS).putProductInventory(PutProductInventoryRequest.newBuilder()
-            .setInventory(ProductInventory.newBuilder().setProductId("P100").setWarehouseId(warehouse).setQuantity(quantities[i]))
+            .setInventory(ProductInventory.newBuilder().setProductId("P100").setWarehouseId(warehouse)
+                .setQuantity(quantities[i]).setReorderPoint(reorderPoints[i]))
             .build());
         written++;
       }

@@ -24,6 +24,11 @@ public final class InventoryItems {
   static final String UPDATE_TIME = "update_time";
   static final String CREATE_TIME = "create_time";
 
+  /** The stock record's entity name. */
+  public static final String STOCK = "ProductInventory";
+  /** The low-stock marker's entity name. */
+  public static final String LOW_STOCK_MARKER = "LowStockMarker";
+
   private InventoryItems() {}
 
   public static Map<String, AttributeValue> toItem(SerialItem item) {
@@ -51,7 +56,7 @@ public final class InventoryItems {
     Map<String, AttributeValue> attrs = new HashMap<>(InventoryKeys.stock(inventory.productId(), inventory.warehouseId()).attributes());
     attrs.put(GSI1_PK, AttributeValue.fromS(InventoryKeys.warehouseGsiPk(inventory.warehouseId())));
     attrs.put(GSI1_SK, AttributeValue.fromS(InventoryKeys.productGsiSk(inventory.productId())));
-    attrs.put(ENTITY, AttributeValue.fromS("ProductInventory"));
+    attrs.put(ENTITY, AttributeValue.fromS(STOCK));
     attrs.put(PRODUCT_ID, AttributeValue.fromS(inventory.productId()));
     attrs.put(WAREHOUSE_ID, AttributeValue.fromS(inventory.warehouseId()));
     attrs.put(QUANTITY, AttributeValue.fromN(Long.toString(inventory.quantity())));
@@ -67,7 +72,7 @@ public final class InventoryItems {
   public static Map<String, AttributeValue> lowStockMarker(ProductInventory inventory) {
     Map<String, AttributeValue> attrs = new HashMap<>(
         InventoryKeys.lowStockMarker(inventory.productId(), inventory.warehouseId(), inventory.quantity()).attributes());
-    attrs.put(ENTITY, AttributeValue.fromS("LowStockMarker"));
+    attrs.put(ENTITY, AttributeValue.fromS(LOW_STOCK_MARKER));
     attrs.put(PRODUCT_ID, AttributeValue.fromS(inventory.productId()));
     attrs.put(WAREHOUSE_ID, AttributeValue.fromS(inventory.warehouseId()));
     attrs.put(QUANTITY, AttributeValue.fromN(Long.toString(inventory.quantity())));

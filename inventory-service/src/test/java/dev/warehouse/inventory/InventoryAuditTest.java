@@ -1,0 +1,180 @@
+package dev.warehouse.inventory;
+
+import static dev.warehouse.inventory.InventoryFixture.id;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.warehouse.inventory.audit.InventoryAudit;
+import dev.warehouse.inventory.store.InventoryItems;
+import dev.warehouse.inventory.store.InventoryKeys;
+import dev.warehouse.inventory.v1.AdjustStockRequest;
+import dev.warehouse.inventory.v1.ProductInventory;
+import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.runtime.testing.AuditChecks;
+import dev.warehouse.runtime.testing.MotoServer;
+import dev.warehouse.runtime.testing.TestServices;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
+import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+
+/**
+ * The low-stock marker audit finds stray and missing markers, and says so in its exit status: 0 clean,
+ * 1 problems found, 2 bad arguments, 3 could not finish. Data is written through the service's RPCs;
+ * the broken pairs are planted behind its back with a plain client.
+ */
+class InventoryAuditTest {
+
+  private static AuditChecks.Run audit(String table) {
+    return AuditChecks.run(InventoryAudit::run, AuditChecks.config(table, MotoServer.endpoint(), Duration.ofSeconds(10)),
+        "--segments", "3", "--pages-per-second", "500");
+  }
+
+  private static ProductInventory put(InventoryFixture inventory, String product, String warehouse, long quantity,
+      long reorderPoint) {
+    return inventory.stub().putProductInventory(PutProductInventoryRequest.newBuilder()
+        .setInventory(ProductInventory.newBuilder().setProductId(product).setWarehouseId(warehouse)
+            .setQuantity(quantity).setReorderPoint(reorderPoint))
+        .build());
+  }
+
+  private static ProductInventory adjust(InventoryFixture inventory, String product, String warehouse, long delta) {
+    return inventory.stub().adjustStock(AdjustStockRequest.newBuilder()
+        .setProductId(product).setWarehouseId(warehouse).setDelta(delta).setRequestId(id("r")).build());
+  }
+
+  @Test
+  void cleanTable_exitsZero_withNoFindings() throws Exception {
+    try (InventoryFixture inventory = new InventoryFixture()) {
+      String dropping = id("P");
+      String refilled = id("P");
+      String sliding = id("P");
+      put(inventory, dropping, "W1", 40, 10);   // above, then below after a pick
+      put(inventory, refilled, "W1", 4, 10);    // below, then above after a refill
+      put(inventory, sliding, "W2", 10, 10);    // at its reorder point (low), then lower: the marker moves
+      put(inventory, id("P"), "W3", 0, 0);      // out of stock, no reorder point: low
+      put(inventory, id("P"), "W3", 25, 0);     // never low
+      put(inventory, refilled, "W2", 3, 5);     // low, then its reorder point drops below it
+      adjust(inventory, dropping, "W1", -35);
+      adjust(inventory, refilled, "W1", 20);
+      adjust(inventory, sliding, "W2", -3);
+      put(inventory, refilled, "W2", 3, 2);
+
+      AuditChecks.Run run = audit(inventory.table);
+
+      assertThat(run.status()).as(run.output()).isZero();
+      assertThat(run.lines()).singleElement().asString()
+          .isEqualTo("audit table=" + inventory.table + " records=6 low=3 markers=3 problems=0");
+    }
+  }
+
+  @Test
+  void reportsStrayMissingAndUnreadableMarkers_plantedBehindTheServicesBack_andExitsOne() throws Exception {
+    try (InventoryFixture inventory = new InventoryFixture();
+        DynamoDbAsyncClient dynamo = TestServices.dynamo(inventory.table)) {
+      String lostMarker = id("P");
+      String extraMarker = id("P");
+      String raisedBehindItsBack = id("P");
+      String noRecord = id("P");
+      put(inventory, id("P"), "W1", 1, 5); // low and in order: no finding
+      put(inventory, id("P"), "W1", 50, 5); // not low and in order: no finding
+      put(inventory, lostMarker, "W1", 3, 10);
+      put(inventory, extraMarker, "W2", 5, 10);
+      put(inventory, raisedBehindItsBack, "W3", 2, 10);
+
+      dynamo.deleteItem(b -> b.tableName(inventory.table).key(InventoryKeys.lowStockMarker(lostMarker, "W1", 3).attributes()))
+          .join();
+      dynamo.putItem(b -> b.tableName(inventory.table).item(InventoryItems.lowStockMarker(
+          new dev.warehouse.inventory.domain.ProductInventory(extraMarker, "W2", 7, 10, Instant.now())))).join();
+      dynamo.updateItem(b -> b.tableName(inventory.table)
+          .key(InventoryKeys.stock(raisedBehindItsBack, "W3").attributes())
+          .updateExpression("SET #q = :q").expressionAttributeNames(Map.of("#q", "quantity"))
+          .expressionAttributeValues(Map.of(":q", AttributeValue.fromN("50")))).join();
+      dynamo.putItem(b -> b.tableName(inventory.table).item(InventoryItems.lowStockMarker(
+          new dev.warehouse.inventory.domain.ProductInventory(noRecord, "W9", 3, 10, Instant.now())))).join();
+
+      String garbled = id("P");
+      dynamo.putItem(b -> b.tableName(inventory.table).item(Map.of(
+          "PK", AttributeValue.fromS(InventoryKeys.lowStockPk(0)), "SK", AttributeValue.fromS("QTY#garbled#" + garbled),
+          "entity", AttributeValue.fromS(InventoryItems.LOW_STOCK_MARKER), "product_id", AttributeValue.fromS(garbled)))).join();
+
+      AuditChecks.Run run = audit(inventory.table);
+
+      assertThat(run.status()).as(run.output()).isEqualTo(1);
+      assertThat(run.lines()).containsExactlyInAnyOrder(
+          "MISSING_MARKER product_id=" + lostMarker + " warehouse_id=W1 quantity=3 reorder_point=10",
+          "STRAY_MARKER product_id=" + extraMarker + " warehouse_id=W2 quantity=7 record_quantity=5 reorder_point=10",
+          "STRAY_MARKER product_id=" + raisedBehindItsBack + " warehouse_id=W3 quantity=2 record=not_low record_quantity=50 "
+              + "reorder_point=10",
+          "STRAY_MARKER product_id=" + noRecord + " warehouse_id=W9 quantity=3 record=missing",
+          "UNREADABLE_ITEM pk=" + InventoryKeys.lowStockPk(0) + " sk=QTY#garbled#" + garbled + " entity=LowStockMarker",
+          "audit table=" + inventory.table + " records=5 low=3 markers=6 problems=5");
+    }
+  }
+
+  /**
+   * A scan is not a snapshot: markers move while it runs, and a page read a moment ago is stale by the
+   * time its pairs are read. Stock crossing its reorder point back and forth through the service during
+   * every audit is never a finding.
+   */
+  @Test
+  void findsNothing_whileStockMovesAcrossItsReorderPointDuringTheAudit() throws Exception {
+    try (InventoryFixture inventory = new InventoryFixture()) {
+      List<String> products = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        products.add(id("P"));
+        put(inventory, products.get(i), "W1", 10, 10);
+      }
+      AtomicBoolean auditing = new AtomicBoolean(true);
+      ExecutorService writers = Executors.newFixedThreadPool(products.size());
+      try {
+        List<Future<Integer>> changes = new ArrayList<>();
+        for (String product : products) {
+          changes.add(writers.submit(() -> {
+            int made = 0;
+            while (auditing.get()) {
+              adjust(inventory, product, "W1", made % 2 == 0 ? 3 : -3); // 10 (low) <-> 13 (not low)
+              adjust(inventory, product, "W1", made % 2 == 0 ? -1 : 1); // and a move within the low range
+              made++;
+            }
+            return made;
+          }));
+        }
+        for (int i = 0; i < 3; i++) {
+          AuditChecks.Run run = audit(inventory.table);
+          assertThat(run.status()).as(run.output()).isZero();
+        }
+        auditing.set(false);
+        for (Future<Integer> change : changes) {
+          assertThat(change.get()).as("stock changes made during the audits").isPositive();
+        }
+      } finally {
+        auditing.set(false);
+        writers.shutdownNow();
+      }
+      assertThat(audit(inventory.table).status()).isZero();
+    }
+  }
+
+  @Test
+  void exitsTwo_withTheUsage_onBadArguments() {
+    AuditChecks.assertExitsTwoWithTheUsage_onBadArguments(InventoryAudit::run, TestServices.uniqueTableName());
+  }
+
+  @Test
+  void exitsThree_withOneLineSayingWhy_whenDynamoDbFailsUnderIt() {
+    AuditChecks.assertExitsThree_whenDynamoDbFailsUnderIt(InventoryAudit::run, TestServices.uniqueTableName());
+  }
+
+  @Test
+  void exitsThree_withOneLineSayingWhy_whenDynamoDbIsUnreachable() throws Exception {
+    AuditChecks.assertExitsThree_whenDynamoDbIsUnreachable(InventoryAudit::run, TestServices.uniqueTableName());
+  }
+}

@@ -1,0 +1,99 @@
+package dev.warehouse.runtime.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.warehouse.runtime.config.ServiceConfig;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Runs a consistency audit's command line as {@code main} does, and checks what every audit's command
+ * promises ({@code dev.warehouse.runtime.audit.AuditCommand}): exit 2 with the usage for bad arguments,
+ * exit 3 with one line saying why when DynamoDB fails under it, is unreachable or does not answer.
+ */
+public final class AuditChecks {
+
+  /** An audit's command line, e.g. {@code OrderAudit::run}. */
+  @FunctionalInterface
+  public interface Command {
+    int run(ServiceConfig config, String[] args, PrintStream out);
+  }
+
+  /** What one run returned and printed. */
+  public record Run(int status, String output) {
+    public List<String> lines() {
+      return output.lines().toList();
+    }
+  }
+
+  private AuditChecks() {}
+
+  public static Run run(Command audit, ServiceConfig config, String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int status = audit.run(config, args, new PrintStream(out, true, StandardCharsets.UTF_8));
+    return new Run(status, out.toString(StandardCharsets.UTF_8));
+  }
+
+  /** A config that runs the audit over {@code table} at {@code endpoint}. */
+  public static ServiceConfig config(String table, URI endpoint, Duration callTimeout) {
+    return TestServices.config("audit", table, endpoint, callTimeout);
+  }
+
+  /** Each malformed argument list: exit 2, and the usage with its exit statuses. */
+  public static void assertExitsTwoWithTheUsage_onBadArguments(Command audit, String table) {
+    for (String[] args : List.of(new String[] {"--segments", "0"}, new String[] {"--segments"},
+        new String[] {"--pages-per-second", "many"}, new String[] {"--verbose"})) {
+      Run run = run(audit, TestServices.config("audit", table), args);
+      assertThat(run.status()).as(String.join(" ", args)).isEqualTo(2);
+      assertThat(run.output())
+          .contains("usage: audit [--segments N] [--pages-per-second N]")
+          .contains("3 could not finish");
+    }
+  }
+
+  /** Every Scan answered with HTTP 500: exit 3, one line naming the error. */
+  public static void assertExitsThree_whenDynamoDbFailsUnderIt(Command audit, String table) {
+    try (DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint())) {
+      proxy.inject("Scan", DynamoFaultProxy.Fault.HTTP_500, Integer.MAX_VALUE);
+      Run run = run(audit, config(table, proxy.endpoint(), Duration.ofSeconds(5)), "--segments", "2");
+
+      assertThat(run.status()).isEqualTo(3);
+      assertThat(proxy.injected()).isPositive();
+      assertThat(run.lines()).singleElement().asString()
+          .startsWith("audit table=" + table + " could not finish: ")
+          .contains("HTTP 500", "InternalServerError");
+    }
+  }
+
+  /** Every Scan answered after the call timeout: exit 3, one line naming the timeout. */
+  public static void assertExitsThree_whenDynamoDbTimesOut(Command audit, String table) {
+    try (DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint())) {
+      proxy.delay("Scan", Duration.ofSeconds(5), Integer.MAX_VALUE);
+      Run run = run(audit, config(table, proxy.endpoint(), Duration.ofSeconds(1)));
+
+      assertThat(run.status()).isEqualTo(3);
+      assertThat(run.lines()).singleElement().asString()
+          .isEqualTo("audit table=" + table + " could not finish: DynamoDB did not answer within "
+              + "DYNAMODB_CALL_TIMEOUT_MS=1000");
+    }
+  }
+
+  /** Nothing listening at the endpoint: exit 3, one line naming the endpoint. */
+  public static void assertExitsThree_whenDynamoDbIsUnreachable(Command audit, String table) throws Exception {
+    URI nobody;
+    try (ServerSocket closedSoon = new ServerSocket(0)) {
+      nobody = URI.create("http://127.0.0.1:" + closedSoon.getLocalPort());
+    }
+    Run run = run(audit, config(table, nobody, Duration.ofSeconds(5)));
+
+    assertThat(run.status()).isEqualTo(3);
+    assertThat(run.lines()).singleElement().asString()
+        .startsWith("audit table=" + table + " could not finish: ")
+        .contains("could not reach DynamoDB at " + nobody);
+  }
+}
