@@ -153,7 +153,7 @@ public final class BenchMain {
   private static DynamoDbAsyncClient client(URI endpoint) {
     return DynamoClients.create(new ServiceConfig("bench", 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
         "unused", false, Optional.empty(), Duration.ofMinutes(5), ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
-        Duration.ZERO, Duration.ofSeconds(1)), List.of());
+        Duration.ZERO, Duration.ofSeconds(1), ServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE), List.of());
   }
 
   private static String preamble(Path root, Duration took, boolean quick) throws IOException {

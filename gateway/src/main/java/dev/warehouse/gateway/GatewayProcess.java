@@ -1,5 +1,6 @@
 package dev.warehouse.gateway;
 
+import dev.warehouse.gateway.admin.GatewayAdminEndpoint;
 import dev.warehouse.gateway.backend.Backend;
 import dev.warehouse.gateway.backend.BackendHealthMonitor;
 import dev.warehouse.gateway.backend.EventLoops;
@@ -21,11 +22,17 @@ import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerIntercept
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
-/** The running gateway, wired by hand; {@code main} and the tests both start it here. */
+/**
+ * The running gateway, wired by hand; {@code main} and the tests both start it here. It forwards the
+ * inventory and order contracts to their backends, and serves {@code warehouse.admin.v1.AdminService}
+ * itself by asking every backend instance ({@link GatewayAdminEndpoint}).
+ */
 public final class GatewayProcess implements AutoCloseable {
 
   /**
@@ -36,20 +43,26 @@ public final class GatewayProcess implements AutoCloseable {
   public static final int CIRCUIT_MIN_CALLS = 5;
   public static final float CIRCUIT_FAILURE_RATE = 50;
 
+  /** The backends' names: their circuit breakers', and the {@code service} of their hot keys. */
+  public static final String INVENTORY_SERVICE = "inventory-service";
+  public static final String ORDER_SERVICE = "order-service";
+
   private static final Logger log = Logger.getLogger(GatewayProcess.class.getName());
 
   private final ServiceServer server;
   private final MetricsServer metrics;
   private final List<Backend> backends;
   private final BackendHealthMonitor monitor;
+  private final GatewayAdminEndpoint admin;
   private final EventLoopGroup eventLoops;
 
   private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends, BackendHealthMonitor monitor,
-      EventLoopGroup eventLoops) {
+      GatewayAdminEndpoint admin, EventLoopGroup eventLoops) {
     this.server = server;
     this.metrics = metrics;
     this.backends = backends;
     this.monitor = monitor;
+    this.admin = admin;
     this.eventLoops = eventLoops;
   }
 
@@ -71,11 +84,18 @@ public final class GatewayProcess implements AutoCloseable {
 
     EventLoopGroup eventLoops = EventLoops.group(Runtime.getRuntime().availableProcessors());
     Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
-        config.inventoryAddresses(), circuits.circuitBreaker("inventory-service"), config.defaultDeadline(),
+        config.inventoryAddresses(), circuits.circuitBreaker(INVENTORY_SERVICE), config.defaultDeadline(),
         config.minForwardBudget(), registry, eventLoops);
     Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
-        config.orderAddresses(), circuits.circuitBreaker("order-service"), config.defaultDeadline(),
+        config.orderAddresses(), circuits.circuitBreaker(ORDER_SERVICE), config.defaultDeadline(),
         config.minForwardBudget(), registry, eventLoops);
+
+    // Not forwarded: ListHotKeys asks every instance and adds their counts up.
+    Map<String, List<String>> instances = new LinkedHashMap<>();
+    instances.put(INVENTORY_SERVICE, config.inventoryAddresses());
+    instances.put(ORDER_SERVICE, config.orderAddresses());
+    GatewayAdminEndpoint admin = new GatewayAdminEndpoint(instances, eventLoops, config.defaultDeadline(),
+        config.minForwardBudget());
 
     // Forwarding never blocks: the event loop hands each call straight to its backend call.
     ServiceServer server = new ServiceServer(
@@ -85,7 +105,7 @@ public final class GatewayProcess implements AutoCloseable {
             .channelType(EventLoops.serverChannel())
             .directExecutor(),
         List.of(new ForwardingService(InventoryServiceGrpc.getServiceDescriptor(), inventory),
-            new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders)),
+            new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders), admin),
         List.of(new MetricCollectingServerInterceptor(registry)),
         config.shutdownDrain(),
         config.shutdownGrace());
@@ -94,7 +114,7 @@ public final class GatewayProcess implements AutoCloseable {
     MetricsServer metrics = MetricsServer.start(config.metricsPort(), registry);
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, eventLoops);
+    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, admin, eventLoops);
   }
 
   public int grpcPort() {
@@ -124,6 +144,7 @@ public final class GatewayProcess implements AutoCloseable {
     server.stop();
     monitor.close();
     backends.forEach(Backend::close);
+    admin.close();
     eventLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
     metrics.close();
     log.info("event=stopped service=gateway");

@@ -7,6 +7,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.google.rpc.ErrorInfo;
+import dev.warehouse.admin.v1.AccessPatternHotKeys;
+import dev.warehouse.admin.v1.AdminServiceGrpc;
+import dev.warehouse.admin.v1.ListHotKeysRequest;
+import dev.warehouse.admin.v1.ListHotKeysResponse;
+import dev.warehouse.admin.v1.UnansweredInstance;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
@@ -185,7 +190,8 @@ class LocalStackIT {
     ServerReflectionResponse listed = Reflection.ask(channel, ServerReflectionRequest.newBuilder().setListServices("").build());
     assertThat(listed.getListServicesResponse().getServiceList())
         .extracting(s -> s.getName())
-        .contains("warehouse.inventory.v1.InventoryService", "warehouse.order.v1.OrderService", "grpc.health.v1.Health");
+        .contains("warehouse.inventory.v1.InventoryService", "warehouse.order.v1.OrderService", "grpc.health.v1.Health",
+            "warehouse.admin.v1.AdminService");
 
     assertThat(health("warehouse.inventory.v1.InventoryService")).isEqualTo(ServingStatus.SERVING);
     assertThat(health("warehouse.order.v1.OrderService")).isEqualTo(ServingStatus.SERVING);
@@ -258,8 +264,28 @@ class LocalStackIT {
         .contains("resilience4j_circuitbreaker_state{application=\"gateway\",name=\"inventory-service\",state=\"closed\"} 1.0");
   }
 
+  /**
+   * The hot keys of every instance, through the gateway: the restarted inventory-service's and the
+   * surviving order-service's counts, and the killed order-service named as not answering.
+   */
   @Test
   @org.junit.jupiter.api.Order(7)
+  void listHotKeys_throughTheGateway_asksEveryInstance() {
+    ListHotKeysResponse response = AdminServiceGrpc.newBlockingStub(channel).withDeadlineAfter(10, TimeUnit.SECONDS)
+        .listHotKeys(ListHotKeysRequest.getDefaultInstance());
+    assertThat(response.getAccessPatternsList())
+        .extracting(AccessPatternHotKeys::getService, AccessPatternHotKeys::getPatternId)
+        .contains(tuple("inventory-service", "A2"), tuple("order-service", "A6"), tuple("order-service", "A5"));
+    AccessPatternHotKeys a2 = response.getAccessPatternsList().stream().filter(p -> p.getPatternId().equals("A2"))
+        .findFirst().orElseThrow();
+    assertThat(a2.getHotKeys(0).getPartitionKey()).as("the product the circuit test read").isEqualTo("PRODUCT#P100");
+    assertThat(response.getUnansweredInstancesList())
+        .extracting(UnansweredInstance::getService, UnansweredInstance::getAddress, UnansweredInstance::getCode)
+        .containsExactly(tuple("order-service", "127.0.0.1:" + orders1.grpcPort, "UNAVAILABLE"));
+  }
+
+  @Test
+  @org.junit.jupiter.api.Order(8)
   void everyProcessExportsItsMetrics() {
     assertThat(MetricsScrape.scrape(gateway.metricsPort)).contains(
         "grpc_server_processing_duration_seconds_bucket{application=\"gateway\"",
@@ -270,11 +296,14 @@ class LocalStackIT {
         "grpc_server_processing_duration_seconds_bucket{application=\"inventory-service\"",
         "dynamodb_client_request_duration_seconds_bucket{application=\"inventory-service\"",
         "dynamodb_consumed_capacity_units_total{application=\"inventory-service\"",
+        "dynamodb_hottest_partition_share{application=\"inventory-service\",pattern=\"A2\"}",
+        "dynamodb_hottest_partition_capacity_units_per_second{application=\"inventory-service\",pattern=\"A2\"}",
         "jvm_gc_");
     assertThat(MetricsScrape.scrape(orders2.metricsPort)).contains(
         "grpc_server_processing_duration_seconds_bucket{application=\"order-service\"",
         "dynamodb_client_request_duration_seconds_bucket{application=\"order-service\"",
         "dynamodb_transactions_total{application=\"order-service\"",
+        "dynamodb_hottest_partition_share{application=\"order-service\",pattern=\"A6\"}",
         "resilience4j_retry_calls_total{application=\"order-service\"");
   }
 
@@ -283,7 +312,7 @@ class LocalStackIT {
    * the tests above drove traffic through it, returns data.
    */
   @Test
-  @org.junit.jupiter.api.Order(8)
+  @org.junit.jupiter.api.Order(9)
   void everyDashboardQuery_returnsData_fromARealPrometheus() throws Exception {
     // A little more mixed traffic, so the last scrapes see every kind of call.
     for (int i = 0; i < 20; i++) {

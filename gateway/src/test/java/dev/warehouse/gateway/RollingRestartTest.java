@@ -66,7 +66,7 @@ class RollingRestartTest {
       ServiceConfig test = TestServices.config(serviceName, table);
       this.config = new ServiceConfig(test.serviceName(), freePort(), test.metricsPort(), test.dynamoEndpoint(),
           test.region(), test.tableName(), test.createTable(), test.pageTokenKey(), test.dynamoCallTimeout(),
-          test.dynamoIoThreads(), ServiceConfig.DEFAULT_SHUTDOWN_DRAIN, test.shutdownGrace());
+          test.dynamoIoThreads(), ServiceConfig.DEFAULT_SHUTDOWN_DRAIN, test.shutdownGrace(), test.hotKeyLogShare());
       this.services = services;
     }
 

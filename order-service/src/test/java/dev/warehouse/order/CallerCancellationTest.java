@@ -41,7 +41,7 @@ class CallerCancellationTest {
     // No table to create: this DynamoDB never answers.
     ServiceConfig config = new ServiceConfig(test.serviceName(), 0, -1, test.dynamoEndpoint(), test.region(),
         test.tableName(), false, test.pageTokenKey(), test.dynamoCallTimeout(), test.dynamoIoThreads(),
-        test.shutdownDrain(), test.shutdownGrace());
+        test.shutdownDrain(), test.shutdownGrace(), test.hotKeyLogShare());
     process = ServiceProcess.start(config, OrderMain::services, List.of());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
   }

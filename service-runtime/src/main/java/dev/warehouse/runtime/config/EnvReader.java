@@ -82,6 +82,22 @@ public final class EnvReader {
     return (int) value;
   }
 
+  /** A share: a decimal number above 0 and at most 1, such as {@code 0.5}. */
+  public double fraction(String name, double fallback) {
+    String value = string(name, Double.toString(fallback));
+    double share;
+    try {
+      share = Double.parseDouble(value);
+    } catch (NumberFormatException e) {
+      share = Double.NaN;
+    }
+    if (!(share > 0 && share <= 1)) { // NaN too
+      problems.add(name + " must be a number above 0 and at most 1, got '" + value + "'");
+      return fallback;
+    }
+    return share;
+  }
+
   public boolean bool(String name, boolean fallback) {
     String value = string(name, Boolean.toString(fallback));
     if (!value.equalsIgnoreCase("true") && !value.equalsIgnoreCase("false")) {

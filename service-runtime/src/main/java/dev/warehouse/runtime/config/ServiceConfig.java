@@ -24,6 +24,8 @@ import java.util.Optional;
  * @param shutdownDrain    how long shutdown keeps serving after health turns NOT_SERVING, before it refuses
  *                         new calls ({@code SHUTDOWN_DRAIN_MS}); zero refuses them at once
  * @param shutdownGrace    how long shutdown then waits for in-flight calls ({@code SHUTDOWN_GRACE_SECONDS})
+ * @param hotKeyLogShare   the share of its access pattern's requests in the last minute at which a partition key
+ *                         is logged as hot ({@code HOT_KEY_LOG_SHARE}), above 0 and at most 1
  */
 public record ServiceConfig(
     String serviceName,
@@ -37,7 +39,8 @@ public record ServiceConfig(
     Duration dynamoCallTimeout,
     int dynamoIoThreads,
     Duration shutdownDrain,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    double hotKeyLogShare) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
@@ -49,6 +52,8 @@ public record ServiceConfig(
    */
   public static final Duration DEFAULT_SHUTDOWN_DRAIN = Duration.ofMillis(1500);
   public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(30);
+  /** Half of a pattern's requests to one partition key: worth a look, whatever the rate. */
+  public static final double DEFAULT_HOT_KEY_LOG_SHARE = 0.5;
 
   /**
    * Reads the configuration of one service from environment variables.
@@ -83,7 +88,8 @@ public record ServiceConfig(
         Duration.ofMillis(reader.positiveLong("DYNAMODB_CALL_TIMEOUT_MS", DEFAULT_DYNAMO_CALL_TIMEOUT.toMillis())),
         reader.positiveInt("DYNAMODB_IO_THREADS", DEFAULT_DYNAMO_IO_THREADS),
         Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", DEFAULT_SHUTDOWN_DRAIN.toMillis())),
-        Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", DEFAULT_SHUTDOWN_GRACE.getSeconds())));
+        Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", DEFAULT_SHUTDOWN_GRACE.getSeconds())),
+        reader.fraction("HOT_KEY_LOG_SHARE", DEFAULT_HOT_KEY_LOG_SHARE));
   }
 
   /** One line for the start-up log: every setting, no secrets. */
@@ -99,6 +105,7 @@ public record ServiceConfig(
         + " dynamodb_call_timeout_ms=" + dynamoCallTimeout.toMillis()
         + " dynamodb_io_threads=" + dynamoIoThreads
         + " shutdown_drain_ms=" + shutdownDrain.toMillis()
-        + " shutdown_grace_s=" + shutdownGrace.getSeconds();
+        + " shutdown_grace_s=" + shutdownGrace.getSeconds()
+        + " hot_key_log_share=" + hotKeyLogShare;
   }
 }

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.metrics;
 
+import dev.warehouse.runtime.hotkeys.HotKeys;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -40,17 +41,24 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemResponse;
  * </ul>
  * Repositories name the pattern of a request with {@link #pattern(String)}; label values are bounded
  * (operation names, pattern ids, outcome categories), never IDs.
+ *
+ * <p>It also hands {@link HotKeys} the partition key of every request that names its pattern, with the
+ * capacity its answer consumed ({@link RequestKeys}); a failed attempt counts with none.
  */
 public final class DynamoMetrics implements ExecutionInterceptor {
 
   /** The access pattern (route id, e.g. "A4") a request serves. */
   public static final ExecutionAttribute<String> ACCESS_PATTERN = new ExecutionAttribute<>("AccessPattern");
   private static final ExecutionAttribute<Long> STARTED = new ExecutionAttribute<>("MetricsStartNanos");
+  /** The {@code pattern} label of a request that names none. */
+  private static final String NO_PATTERN = "none";
 
   private final MeterRegistry registry;
+  private final HotKeys hotKeys;
 
-  public DynamoMetrics(MeterRegistry registry) {
+  public DynamoMetrics(MeterRegistry registry, HotKeys hotKeys) {
     this.registry = registry;
+    this.hotKeys = hotKeys;
   }
 
   /** Marks a request as serving {@code patternId}: {@code builder.overrideConfiguration(pattern("A1"))}. */
@@ -69,8 +77,10 @@ public final class DynamoMetrics implements ExecutionInterceptor {
     String pattern = pattern(context.request(), attributes);
     record(attributes, operation, pattern, "success");
     SdkResponse response = context.response();
+    double consumedUnits = 0;
     for (ConsumedCapacity capacity : consumed(response)) {
       if (capacity != null && capacity.capacityUnits() != null) {
+        consumedUnits += capacity.capacityUnits();
         Counter.builder("dynamodb.consumed.capacity.units")
             .description("capacity units consumed, by access pattern")
             .tags("operation", operation, "pattern", pattern, "kind", isRead(operation) ? "read" : "write")
@@ -78,6 +88,7 @@ public final class DynamoMetrics implements ExecutionInterceptor {
             .increment(capacity.capacityUnits());
       }
     }
+    countKeys(context.request(), pattern, consumedUnits);
     if (response instanceof QueryResponse query) {
       countItems(operation, pattern, query.scannedCount(), query.count());
     } else if (response instanceof ScanResponse scan) {
@@ -88,7 +99,21 @@ public final class DynamoMetrics implements ExecutionInterceptor {
   @Override
   public void onExecutionFailure(Context.FailedExecution context, ExecutionAttributes attributes) {
     String operation = attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME);
-    record(attributes, operation, pattern(context.request(), attributes), outcome(context.exception()));
+    String pattern = pattern(context.request(), attributes);
+    record(attributes, operation, pattern, outcome(context.exception()));
+    // A throttled or timed-out attempt still went to its partition: hot keys are when that happens most.
+    countKeys(context.request(), pattern, 0);
+  }
+
+  /** Each partition key the request went to, with an even part of the capacity its answer consumed. */
+  private void countKeys(SdkRequest request, String pattern, double consumedUnits) {
+    if (pattern.equals(NO_PATTERN)) {
+      return; // the process's own requests (DescribeTable at start-up): no access pattern to count under
+    }
+    List<String> keys = RequestKeys.partitionKeys(request);
+    for (String key : keys) {
+      hotKeys.record(pattern, key, consumedUnits / keys.size());
+    }
   }
 
   private void record(ExecutionAttributes attributes, String operation, String pattern, String outcome) {
@@ -112,7 +137,7 @@ public final class DynamoMetrics implements ExecutionInterceptor {
 
   private static String pattern(SdkRequest request, ExecutionAttributes attributes) {
     String pattern = attributes.getAttribute(ACCESS_PATTERN);
-    return pattern == null ? "none" : pattern;
+    return pattern == null ? NO_PATTERN : pattern;
   }
 
   private static boolean isRead(String operation) {

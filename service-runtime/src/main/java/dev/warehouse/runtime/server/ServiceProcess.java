@@ -1,10 +1,12 @@
 package dev.warehouse.runtime.server;
 
+import dev.warehouse.runtime.admin.AdminGrpcEndpoint;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoCalls;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.TableSetup;
+import dev.warehouse.runtime.hotkeys.HotKeys;
 import dev.warehouse.runtime.metrics.DynamoMetrics;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
@@ -23,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.logging.Level;
 import java.util.logging.Logger;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
@@ -30,7 +33,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 /**
  * One running service process: metrics registry, DynamoDB client, optional table creation, the gRPC
  * server on Netty and the metrics endpoint, wired by hand. {@code main} and the tests both start
- * services through {@link #start}, so tests run the production wiring.
+ * services through {@link #start}, so tests run the production wiring. Besides the service's own
+ * services it serves {@code warehouse.admin.v1.AdminService} (the hot keys its DynamoDB requests went
+ * to, counted by {@link DynamoMetrics} into {@link HotKeys}).
  */
 public final class ServiceProcess implements AutoCloseable {
 
@@ -60,8 +65,10 @@ public final class ServiceProcess implements AutoCloseable {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus(config.serviceName());
+    Clock clock = Clock.systemUTC();
+    HotKeys hotKeys = new HotKeys(clock, registry, config.hotKeyLogShare());
     List<ExecutionInterceptor> interceptors = new ArrayList<>(sdkInterceptors);
-    interceptors.add(new DynamoMetrics(registry));
+    interceptors.add(new DynamoMetrics(registry, hotKeys));
     DynamoDbAsyncClient dynamo = DynamoClients.create(config, interceptors);
     if (config.createTable()) {
       TableSetup.ensureTable(dynamo, config.tableName(), Duration.ofMinutes(2));
@@ -73,23 +80,36 @@ public final class ServiceProcess implements AutoCloseable {
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("timer"));
     DynamoStore store = new DynamoStore(dynamo, config.tableName(),
         new DynamoCalls(scheduler, registry, config.dynamoCallTimeout()), pageTokens, registry);
-    ServiceContext context = new ServiceContext(config, dynamo, store, registry, pageTokens, Clock.systemUTC(), scheduler);
+    ServiceContext context = new ServiceContext(config, dynamo, store, registry, pageTokens, clock, scheduler);
+    List<BindableService> served = new ArrayList<>(services.apply(context));
+    served.add(new AdminGrpcEndpoint(config.serviceName(), hotKeys));
 
     // Handlers run on the gRPC I/O threads: they never block (the DynamoDB client is asynchronous, and
     // its credentials were resolved before serving and refresh in the background), and a hand-off to a
     // handler pool cost 0.05-0.15 ms of every call's p50 in the layer benchmark (docs/performance-log.md).
     ServiceServer server = new ServiceServer(
         NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort())).directExecutor(),
-        services.apply(context),
+        served,
         List.of(new MetricCollectingServerInterceptor(registry)),
         config.shutdownDrain(),
         config.shutdownGrace());
     server.start();
+    // The hot-key log check: microseconds every slot, on the timer thread (which it never blocks for long).
+    scheduler.scheduleAtFixedRate(() -> logHotKeys(hotKeys), HotKeys.SLOT.toMillis(), HotKeys.SLOT.toMillis(),
+        TimeUnit.MILLISECONDS);
     MetricsServer metrics = config.metricsPort() >= 0 ? MetricsServer.start(config.metricsPort(), registry) : null;
     log.info("event=started service=" + config.serviceName() + " grpc_port=" + server.port()
         + " metrics_port=" + (metrics == null ? -1 : metrics.port())
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
     return new ServiceProcess(server, metrics, dynamo, scheduler);
+  }
+
+  private static void logHotKeys(HotKeys hotKeys) {
+    try {
+      hotKeys.logHotKeys();
+    } catch (RuntimeException e) { // a periodic task that throws is never run again
+      log.log(Level.WARNING, "event=hot_key_check_failed", e);
+    }
   }
 
   public int grpcPort() {

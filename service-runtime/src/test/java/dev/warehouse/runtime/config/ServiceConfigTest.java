@@ -22,7 +22,8 @@ class ServiceConfigTest {
     assertThat(c.pageTokenKey()).isEmpty();
     assertThat(c.shutdownDrain()).isEqualTo(Duration.ofMillis(1500));
     assertThat(c.shutdownGrace()).isEqualTo(Duration.ofSeconds(30));
-    assertThat(c.describe()).contains("shutdown_drain_ms=1500 shutdown_grace_s=30");
+    assertThat(c.hotKeyLogShare()).isEqualTo(0.5);
+    assertThat(c.describe()).contains("shutdown_drain_ms=1500 shutdown_grace_s=30", "hot_key_log_share=0.5");
   }
 
   @Test
@@ -33,7 +34,7 @@ class ServiceConfigTest {
         Map.entry("TABLE_NAME", "t"), Map.entry("TABLE_AUTO_CREATE", "true"),
         Map.entry("PAGE_TOKEN_KEY", "MDEyMzQ1Njc4OWFiY2RlZg=="), Map.entry("DYNAMODB_CALL_TIMEOUT_MS", "1500"),
         Map.entry("DYNAMODB_IO_THREADS", "3"), Map.entry("SHUTDOWN_DRAIN_MS", "250"),
-        Map.entry("SHUTDOWN_GRACE_SECONDS", "7")));
+        Map.entry("SHUTDOWN_GRACE_SECONDS", "7"), Map.entry("HOT_KEY_LOG_SHARE", "0.25")));
     assertThat(c.grpcPort()).isEqualTo(6000);
     assertThat(c.metricsPort()).isEqualTo(6001);
     assertThat(c.dynamoEndpoint()).contains(URI.create("http://127.0.0.1:5000"));
@@ -45,7 +46,19 @@ class ServiceConfigTest {
     assertThat(c.dynamoIoThreads()).isEqualTo(3);
     assertThat(c.shutdownDrain()).isEqualTo(Duration.ofMillis(250));
     assertThat(c.shutdownGrace().getSeconds()).isEqualTo(7);
-    assertThat(c.describe()).contains("page_token_key=configured", "shutdown_drain_ms=250").doesNotContain("MDEy");
+    assertThat(c.hotKeyLogShare()).isEqualTo(0.25);
+    assertThat(c.describe()).contains("page_token_key=configured", "shutdown_drain_ms=250", "hot_key_log_share=0.25")
+        .doesNotContain("MDEy");
+  }
+
+  @Test
+  void hotKeyLogShare_isAboveZeroAndAtMostOne() {
+    assertThat(ServiceConfig.fromEnvironment("s", 1, 2, Map.of("HOT_KEY_LOG_SHARE", "1")).hotKeyLogShare()).isEqualTo(1.0);
+    for (String bad : new String[] {"0", "-0.1", "1.5", "half", "NaN"}) {
+      assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("HOT_KEY_LOG_SHARE", bad)))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("HOT_KEY_LOG_SHARE must be a number above 0 and at most 1, got '" + bad + "'");
+    }
   }
 
   @Test

@@ -1,7 +1,9 @@
 package dev.warehouse.runtime.server;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.warehouse.admin.v1.AdminServiceGrpc;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.inprocess.InProcessServerBuilder;
 import java.time.Duration;
@@ -16,5 +18,13 @@ class ServiceServerTest {
             List.of(new HealthGrpc.HealthImplBase() {}), List.of(), Duration.ZERO, Duration.ofSeconds(1)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("every RPC must declare its route");
+  }
+
+  @Test
+  void servesTheAdminService_whoseRpcsReadNoTable_withoutRoutes() throws Exception {
+    assertThat(ServiceServer.ROUTE_EXEMPT).containsExactly(AdminServiceGrpc.SERVICE_NAME);
+    ServiceServer server = new ServiceServer(InProcessServerBuilder.forName("admin-only"),
+        List.of(new AdminServiceGrpc.AdminServiceImplBase() {}), List.of(), Duration.ZERO, Duration.ofSeconds(1)).start();
+    server.stop();
   }
 }

@@ -36,7 +36,7 @@ public final class TestServices {
   public static ServiceConfig config(String serviceName, String tableName, URI endpoint, Duration dynamoCallTimeout) {
     return new ServiceConfig(serviceName, 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
         tableName, true, Optional.of(PAGE_TOKEN_KEY), dynamoCallTimeout, ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
-        Duration.ZERO, Duration.ofSeconds(5));
+        Duration.ZERO, Duration.ofSeconds(5), ServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE);
   }
 
   /** A plain client on moto, for tests that set up or inspect data behind a service's back. */
