@@ -56,13 +56,7 @@ public final class InventoryItems {
     Map<String, AttributeValue> attrs = new HashMap<>(InventoryKeys.stock(inventory.productId(), inventory.warehouseId()).attributes());
     attrs.put(GSI1_PK, AttributeValue.fromS(InventoryKeys.warehouseGsiPk(inventory.warehouseId())));
     attrs.put(GSI1_SK, AttributeValue.fromS(InventoryKeys.productGsiSk(inventory.productId())));
-    attrs.put(ENTITY, AttributeValue.fromS(STOCK));
-    attrs.put(PRODUCT_ID, AttributeValue.fromS(inventory.productId()));
-    attrs.put(WAREHOUSE_ID, AttributeValue.fromS(inventory.warehouseId()));
-    attrs.put(QUANTITY, AttributeValue.fromN(Long.toString(inventory.quantity())));
-    attrs.put(REORDER_POINT, AttributeValue.fromN(Long.toString(inventory.reorderPoint())));
-    attrs.put(UPDATE_TIME, AttributeValue.fromS(inventory.updateTime().toString()));
-    return attrs;
+    return withStock(attrs, STOCK, inventory);
   }
 
   /**
@@ -72,7 +66,13 @@ public final class InventoryItems {
   public static Map<String, AttributeValue> lowStockMarker(ProductInventory inventory) {
     Map<String, AttributeValue> attrs = new HashMap<>(
         InventoryKeys.lowStockMarker(inventory.productId(), inventory.warehouseId(), inventory.quantity()).attributes());
-    attrs.put(ENTITY, AttributeValue.fromS(LOW_STOCK_MARKER));
+    return withStock(attrs, LOW_STOCK_MARKER, inventory);
+  }
+
+  /** The attributes a stock item and its marker share, so either answers with the same record. */
+  private static Map<String, AttributeValue> withStock(Map<String, AttributeValue> attrs, String entity,
+      ProductInventory inventory) {
+    attrs.put(ENTITY, AttributeValue.fromS(entity));
     attrs.put(PRODUCT_ID, AttributeValue.fromS(inventory.productId()));
     attrs.put(WAREHOUSE_ID, AttributeValue.fromS(inventory.warehouseId()));
     attrs.put(QUANTITY, AttributeValue.fromN(Long.toString(inventory.quantity())));
