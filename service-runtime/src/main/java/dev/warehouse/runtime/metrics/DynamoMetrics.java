@@ -122,7 +122,7 @@ public final class DynamoMetrics implements ExecutionInterceptor {
       return;
     }
     Timer.builder("dynamodb.client.request.duration")
-        .description("DynamoDB calls as the service sees them, SDK retries included")
+        .description("DynamoDB requests, one per attempt (retries are counted one by one)")
         .tags("operation", operation, "pattern", pattern, "outcome", outcome)
         .register(registry)
         .record(System.nanoTime() - started, java.util.concurrent.TimeUnit.NANOSECONDS);
