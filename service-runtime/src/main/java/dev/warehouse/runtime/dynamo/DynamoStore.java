@@ -25,9 +25,9 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
-import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbRequest;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
@@ -94,7 +94,7 @@ public final class DynamoStore {
         .consistentRead(consistentRead)
         .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
         .build();
-    return calls.run(timeout -> dynamo.getItem(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build()))
+    return calls.run(timeout -> dynamo.getItem(attempt(request, route, timeout)))
         .thenApply(response -> response.hasItem() && !response.item().isEmpty()
             ? Optional.of(mapper.apply(response.item())) : Optional.empty());
   }
@@ -106,7 +106,7 @@ public final class DynamoStore {
         .item(item)
         .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
         .build();
-    return calls.run(timeout -> dynamo.putItem(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build()))
+    return calls.run(timeout -> dynamo.putItem(attempt(request, route, timeout)))
         .thenApply(response -> null);
   }
 
@@ -125,10 +125,7 @@ public final class DynamoStore {
   public <T> CompletableFuture<Page<T>> query(Route route, QueryRequest query, int pageSize, String pageToken,
       String scope, List<String> keyAttributes, Map.Entry<String, String> partition,
       Function<Map<String, AttributeValue>, T> mapper) {
-    QueryRequest.Builder builder = query.toBuilder()
-        .tableName(table)
-        .limit(pageSize + 1)
-        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL);
+    QueryRequest.Builder builder = pageOf(query, pageSize);
     if (!pageToken.isEmpty()) {
       try {
         builder.exclusiveStartKey(startKey(scope, pageToken, keyAttributes, partition));
@@ -137,7 +134,7 @@ public final class DynamoStore {
       }
     }
     QueryRequest request = builder.build();
-    return calls.run(timeout -> dynamo.query(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build()))
+    return calls.run(timeout -> dynamo.query(attempt(request, route, timeout)))
         .thenApply(response -> page(response, pageSize, scope, keyAttributes, mapper));
   }
 
@@ -166,9 +163,7 @@ public final class DynamoStore {
         cursors[i] = state.get(Route.FanOut.shardValue(i));
       }
       if (state.size() != cursors.length || java.util.Arrays.asList(cursors).contains(null)) {
-        // Unreachable without our key: tokens are sealed per scope. Checked anyway, never trusted.
-        return CompletableFuture.failedFuture(
-            InvalidArgumentException.of("page_token", "is not a page token issued for this request"));
+        return CompletableFuture.failedFuture(foreignToken());
       }
     }
     List<CompletableFuture<QueryResponse>> answers = new java.util.ArrayList<>();
@@ -177,17 +172,14 @@ public final class DynamoStore {
         answers.add(CompletableFuture.completedFuture(null));
         continue;
       }
-      QueryRequest.Builder builder = shards.get(i).toBuilder()
-          .tableName(table)
-          .limit(pageSize + 1)
-          .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL);
+      QueryRequest.Builder builder = pageOf(shards.get(i), pageSize);
       if (cursors[i] != null && !cursors[i].isEmpty()) {
         builder.exclusiveStartKey(Map.of(
             SingleTable.PK, shards.get(i).expressionAttributeValues().get(":pk"),
             SingleTable.SK, AttributeValue.fromS(cursors[i])));
       }
       QueryRequest request = builder.build();
-      answers.add(calls.run(timeout -> dynamo.query(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build())));
+      answers.add(calls.run(timeout -> dynamo.query(attempt(request, route, timeout))));
     }
     return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
         .thenApply(all -> merge(answers.stream().map(CompletableFuture::join).toList(), cursors, pageSize, scope, mapper));
@@ -255,10 +247,11 @@ public final class DynamoStore {
     Timer.Sample sample = Timer.start(meters);
     return calls.run(timeout -> {
           attempts.incrementAndGet();
-          return dynamo.transactWriteItems(request.toBuilder().overrideConfiguration(attempt(route, timeout)).build());
+          return dynamo.transactWriteItems(attempt(request, route, timeout));
         })
         .handle((ok, failure) -> {
-          Outcome outcome = failure == null ? Outcome.COMMITTED : outcome(DynamoErrors.translate(failure), isReplay);
+          RuntimeException error = failure == null ? null : DynamoErrors.translate(failure);
+          Outcome outcome = error == null ? Outcome.COMMITTED : outcome(error, isReplay);
           sample.stop(Timer.builder("dynamodb.transaction.duration")
               .description("TransactWriteItems calls, retries included")
               .tags("operation", operation, "outcome", outcome.label())
@@ -273,8 +266,8 @@ public final class DynamoStore {
               .tags("operation", operation, "outcome", outcome.label())
               .register(meters)
               .increment();
-          if (failure != null) {
-            throw DynamoErrors.translate(failure);
+          if (error != null) {
+            throw error;
           }
           return null;
         });
@@ -299,17 +292,30 @@ public final class DynamoStore {
     return new UUID(random.nextLong(), random.nextLong()).toString();
   }
 
-  /** One attempt's settings: its timeout, and the access pattern its metrics are counted under. */
-  private static java.util.function.Consumer<AwsRequestOverrideConfiguration.Builder> attempt(Route route, Duration timeout) {
-    return o -> o.apiCallAttemptTimeout(timeout).putExecutionAttribute(DynamoMetrics.ACCESS_PATTERN, route.patternId());
+  /** {@code request} as one attempt sends it: with its timeout, and the access pattern its metrics are counted under. */
+  @SuppressWarnings("unchecked") // toBuilder().build() gives back a request of the same class
+  private static <Q extends DynamoDbRequest> Q attempt(Q request, Route route, Duration timeout) {
+    return (Q) request.toBuilder()
+        .overrideConfiguration(o -> o.apiCallAttemptTimeout(timeout).putExecutionAttribute(DynamoMetrics.ACCESS_PATTERN,
+            route.patternId()))
+        .build();
+  }
+
+  /** A page's Query: on the table, one item more than the page holds, with its consumed capacity. */
+  private QueryRequest.Builder pageOf(QueryRequest query, int pageSize) {
+    return query.toBuilder().tableName(table).limit(pageSize + 1).returnConsumedCapacity(ReturnConsumedCapacity.TOTAL);
+  }
+
+  private static InvalidArgumentException foreignToken() {
+    // Unreachable without our key: tokens are sealed per scope. Checked anyway, never trusted.
+    return InvalidArgumentException.of("page_token", "is not a page token issued for this request");
   }
 
   private Map<String, AttributeValue> startKey(String scope, String pageToken, List<String> keyAttributes,
       Map.Entry<String, String> partition) {
     Map<String, String> key = pageTokens.decode(scope, pageToken);
     if (!key.keySet().equals(Set.copyOf(keyAttributes)) || !partition.getValue().equals(key.get(partition.getKey()))) {
-      // Unreachable without our key: tokens are sealed per scope. Checked anyway, never trusted.
-      throw InvalidArgumentException.of("page_token", "is not a page token issued for this request");
+      throw foreignToken();
     }
     Map<String, AttributeValue> start = new HashMap<>();
     key.forEach((name, value) -> start.put(name, AttributeValue.fromS(value)));
