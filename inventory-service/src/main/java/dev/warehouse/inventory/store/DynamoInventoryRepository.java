@@ -138,12 +138,17 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   private CompletableFuture<ProductInventory> putRound(ProductInventory next, int round) {
     return currentStock(InventoryKeys.PUT_INVENTORY, next.productId(), next.warehouseId())
         .thenCompose(current -> {
+          // Replaces the record only as it was read (or creates it, if there was none).
+          Map<String, AttributeValue> values = new HashMap<>();
+          String condition = current.isPresent() ? asRead(current.get(), values) : "attribute_not_exists(#pk)";
+          Map<String, String> names = current.isPresent() ? Map.of("#q", QUANTITY, "#ut", UPDATE_TIME) : Map.of("#pk", PK);
           List<TransactWriteItem> items = new ArrayList<>();
           items.add(TransactWriteItem.builder().put(p -> p
               .tableName(store.table())
               .item(InventoryItems.toItem(next))
-              .applyMutation(put -> unchangedSince(current, put::conditionExpression, put::expressionAttributeNames,
-                  put::expressionAttributeValues)))
+              .conditionExpression(condition)
+              .expressionAttributeNames(names)
+              .expressionAttributeValues(values.isEmpty() ? null : values))
               .build());
           items.addAll(markerMoves(current, next));
           return store.transact("PutProductInventory", InventoryKeys.PUT_INVENTORY, items, failed -> false)
@@ -220,7 +225,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
     }
     ProductInventory next = current.withQuantity(after, now);
     List<TransactWriteItem> moves = markerMoves(Optional.of(current), next);
-    Map<String, String> names = new HashMap<>(Map.of("#pk", PK, "#q", QUANTITY, "#ut", UPDATE_TIME, "#rp", REORDER_POINT));
+    Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME));
     Map<String, AttributeValue> values = new HashMap<>(Map.of(":now", AttributeValue.fromS(now.toString())));
     String update;
     String condition;
@@ -231,18 +236,16 @@ public final class DynamoInventoryRepository implements InventoryRepository {
       // Above the reorder point before and after: q > rp and q + delta > rp.
       long lowest = current.reorderPoint() + 1 + Math.max(0, -adj.delta());
       condition = "attribute_exists(#pk) AND #q >= :lowest AND #q <= :highest AND " + reorderPointIs(current, values);
+      names.put("#pk", PK);
+      names.put("#rp", REORDER_POINT);
       values.put(":delta", AttributeValue.fromN(Long.toString(adj.delta())));
       values.put(":lowest", AttributeValue.fromN(Long.toString(lowest)));
       values.put(":highest", AttributeValue.fromN(Long.toString(ProductInventory.MAX_QUANTITY - Math.max(0, adj.delta()))));
     } else {
       // Its marker moves: only from exactly the quantity read, which the marker's key holds.
       update = "SET #q = :after, #ut = :now";
-      condition = "#q = :before AND #ut = :read_at";
-      names.remove("#rp");
-      names.remove("#pk");
+      condition = asRead(current, values);
       values.put(":after", AttributeValue.fromN(Long.toString(after)));
-      values.put(":before", AttributeValue.fromN(Long.toString(current.quantity())));
-      values.put(":read_at", AttributeValue.fromS(current.updateTime().toString()));
     }
     List<TransactWriteItem> items = new ArrayList<>();
     items.add(TransactWriteItem.builder().update(u -> u
@@ -290,19 +293,14 @@ public final class DynamoInventoryRepository implements InventoryRepository {
     return moves;
   }
 
-  /** Conditions a write on the record being as {@code current} found it (or absent, if it was). */
-  private static void unchangedSince(Optional<ProductInventory> current, java.util.function.Consumer<String> condition,
-      java.util.function.Consumer<Map<String, String>> names, java.util.function.Consumer<Map<String, AttributeValue>> values) {
-    if (current.isEmpty()) {
-      condition.accept("attribute_not_exists(#pk)");
-      names.accept(Map.of("#pk", PK));
-      return;
-    }
-    condition.accept("#q = :before AND #ut = :read_at");
-    names.accept(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME));
-    values.accept(Map.of(
-        ":before", AttributeValue.fromN(Long.toString(current.get().quantity())),
-        ":read_at", AttributeValue.fromS(current.get().updateTime().toString())));
+  /**
+   * The condition that the record is as {@code current} was read: the same quantity (which its marker's
+   * key holds) and the same last write. Uses {@code #q} and {@code #ut}; adds its values to {@code values}.
+   */
+  private static String asRead(ProductInventory current, Map<String, AttributeValue> values) {
+    values.put(":before", AttributeValue.fromN(Long.toString(current.quantity())));
+    values.put(":read_at", AttributeValue.fromS(current.updateTime().toString()));
+    return "#q = :before AND #ut = :read_at";
   }
 
   /** Returns when a round failed because the record changed meanwhile and another round may run; throws otherwise. */
@@ -333,18 +331,19 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   /** Whether the request record exists for the same change: this request id was applied before. */
   private static boolean isReplay(StockAdjustment adj, ConditionFailedException failed) {
-    Map<String, AttributeValue> earlier = failed.item(REQUEST);
-    return !earlier.isEmpty()
-        && adj.warehouseId().equals(earlier.get(WAREHOUSE_ID).s())
-        && Long.toString(adj.delta()).equals(earlier.get(DELTA).n());
+    return sameChange(adj, failed.item(REQUEST));
+  }
+
+  /** Whether {@code record} (a request record, or empty) is of the same change as {@code adj}. */
+  private static boolean sameChange(StockAdjustment adj, Map<String, AttributeValue> record) {
+    return !record.isEmpty()
+        && adj.warehouseId().equals(record.get(WAREHOUSE_ID).s())
+        && Long.toString(adj.delta()).equals(record.get(DELTA).n());
   }
 
   /** Returns when {@code record} is this request id's record of the same change; else REQUEST_ID_REUSED. */
   private static void requireSameChange(StockAdjustment adj, Map<String, AttributeValue> record) {
-    boolean sameChange = !record.isEmpty()
-        && adj.warehouseId().equals(record.get(WAREHOUSE_ID).s())
-        && Long.toString(adj.delta()).equals(record.get(DELTA).n());
-    if (!sameChange) {
+    if (!sameChange(adj, record)) {
       throw new AlreadyExistsException("REQUEST_ID_REUSED",
           "request_id " + adj.requestId() + " was already used for a different stock change of product " + adj.productId(),
           Map.of("request_id", adj.requestId(), "product_id", adj.productId()));
