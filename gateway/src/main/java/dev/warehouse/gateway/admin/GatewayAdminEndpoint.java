@@ -5,7 +5,6 @@ import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.admin.v1.UnansweredInstance;
 import dev.warehouse.gateway.backend.EventLoops;
-import dev.warehouse.gateway.backend.StaticAddressResolverProvider;
 import dev.warehouse.runtime.admin.HotKeysQuery;
 import dev.warehouse.runtime.error.DeadlineExceededException;
 import dev.warehouse.runtime.error.UnavailableException;
@@ -14,7 +13,6 @@ import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
@@ -51,16 +49,10 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
    */
   public GatewayAdminEndpoint(Map<String, List<String>> addresses, EventLoopGroup eventLoops, Duration defaultDeadline,
       Duration minForwardBudget) {
-    StaticAddressResolverProvider.register();
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudget = minForwardBudget;
     addresses.forEach((service, list) -> list.forEach(address -> instances.add(new Instance(service, address,
-        NettyChannelBuilder.forTarget(StaticAddressResolverProvider.target(List.of(address)))
-            .usePlaintext()
-            .eventLoopGroup(eventLoops)
-            .channelType(EventLoops.clientChannel())
-            .directExecutor()
-            .build()))));
+        EventLoops.channelTo(List.of(address), eventLoops).build()))));
   }
 
   @Override
@@ -131,16 +123,6 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
 
   @Override
   public void close() {
-    instances.forEach(instance -> instance.channel().shutdown());
-    try {
-      for (Instance instance : instances) {
-        if (!instance.channel().awaitTermination(5, TimeUnit.SECONDS)) {
-          instance.channel().shutdownNow();
-        }
-      }
-    } catch (InterruptedException e) {
-      instances.forEach(instance -> instance.channel().shutdownNow());
-      Thread.currentThread().interrupt();
-    }
+    EventLoops.close(instances.stream().map(Instance::channel).toList());
   }
 }

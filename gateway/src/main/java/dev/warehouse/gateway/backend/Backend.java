@@ -13,7 +13,6 @@ import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoop;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.protobuf.StatusProto;
@@ -84,19 +83,13 @@ public final class Backend implements AutoCloseable {
       throw new IllegalArgumentException("circuit breaker " + circuitBreaker.getName() + " must ignore "
           + CallerCancellation.class.getName());
     }
-    StaticAddressResolverProvider.register();
     this.serviceName = service.getFullName();
     this.retryable = BackendServiceConfig.retryableFullNames(service);
     this.circuitBreaker = circuitBreaker;
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudgetNanos = minForwardBudget.toNanos();
     eventLoops.forEach(loop -> loops.add((EventLoop) loop));
-    this.channels = loops.stream().map(loop -> NettyChannelBuilder
-        .forTarget(StaticAddressResolverProvider.target(addresses))
-        .usePlaintext()
-        .eventLoopGroup(loop)
-        .channelType(EventLoops.clientChannel())
-        .directExecutor()
+    this.channels = loops.stream().map(loop -> EventLoops.channelTo(addresses, loop)
         .defaultServiceConfig(BackendServiceConfig.of(service))
         // Retries are ours (below): grpc-java's retry machinery wraps every call, and cost a third of the
         // gateway's CPU per call in the proxy benchmark; ours costs nothing until a call fails.
@@ -236,16 +229,6 @@ public final class Backend implements AutoCloseable {
 
   @Override
   public void close() {
-    channels.forEach(ManagedChannel::shutdown);
-    try {
-      for (ManagedChannel channel : channels) {
-        if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
-          channel.shutdownNow();
-        }
-      }
-    } catch (InterruptedException e) {
-      channels.forEach(ManagedChannel::shutdownNow);
-      Thread.currentThread().interrupt();
-    }
+    EventLoops.close(channels);
   }
 }

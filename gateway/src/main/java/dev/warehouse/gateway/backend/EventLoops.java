@@ -1,5 +1,7 @@
 package dev.warehouse.gateway.backend;
 
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -12,6 +14,8 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One set of I/O threads for the gateway's server and its backend channels. Sharing them, running
@@ -34,5 +38,33 @@ public final class EventLoops {
 
   public static Class<? extends Channel> clientChannel() {
     return Epoll.isAvailable() ? EpollSocketChannel.class : NioSocketChannel.class;
+  }
+
+  /**
+   * A plaintext channel to {@code addresses} (host:port each) on {@code loops}, whose callbacks run on
+   * the I/O thread that got the answer: no hand-off.
+   */
+  public static NettyChannelBuilder channelTo(List<String> addresses, EventLoopGroup loops) {
+    StaticAddressResolverProvider.register();
+    return NettyChannelBuilder.forTarget(StaticAddressResolverProvider.target(addresses))
+        .usePlaintext()
+        .eventLoopGroup(loops)
+        .channelType(clientChannel())
+        .directExecutor();
+  }
+
+  /** Closes {@code channels}: calls in flight get up to 5 s each to finish, then the rest are cancelled. */
+  public static void close(List<ManagedChannel> channels) {
+    channels.forEach(ManagedChannel::shutdown);
+    try {
+      for (ManagedChannel channel : channels) {
+        if (!channel.awaitTermination(5, TimeUnit.SECONDS)) {
+          channel.shutdownNow();
+        }
+      }
+    } catch (InterruptedException e) {
+      channels.forEach(ManagedChannel::shutdownNow);
+      Thread.currentThread().interrupt();
+    }
   }
 }
