@@ -113,7 +113,7 @@ public final class InventoryAudit {
       if (stray(marker, found.get(PacedScan.keyText(recordKey(marker)))).isEmpty()) {
         continue;
       }
-      TableKey at = new TableKey(marker.get(SingleTable.PK).s(), marker.get(SingleTable.SK).s());
+      TableKey at = TableKey.of(marker);
       ProductInventory seen = read(marker).orElseThrow();
       settle(seen.productId(), seen.warehouseId(), now -> Optional.of(at))
           .filter(pair -> pair.marker() != null)
@@ -137,7 +137,7 @@ public final class InventoryAudit {
     }
     Optional<ProductInventory> m = read(marker);
     TableKey expected = markerKey(r);
-    TableKey at = new TableKey(marker.get(SingleTable.PK).s(), marker.get(SingleTable.SK).s());
+    TableKey at = TableKey.of(marker);
     if (m.isPresent() && m.get().quantity() == r.quantity() && expected.equals(at)) {
       return Optional.empty();
     }
