@@ -5,6 +5,7 @@ import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
 import static dev.warehouse.runtime.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warehouse.inventory.audit.InventoryAudit;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
@@ -14,10 +15,13 @@ import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.runtime.paging.PageTokenCodec;
+import dev.warehouse.runtime.testing.AuditChecks;
 import dev.warehouse.runtime.testing.DynamoFaultProxy.Fault;
+import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.TestServices;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -152,6 +156,9 @@ class LowStockTest {
       }
     }
     assertThat(keys(lowStock(10))).containsExactlyInAnyOrderElementsOf(expected);
+    AuditChecks.Run audit = AuditChecks.run(InventoryAudit::run,
+        AuditChecks.config(inventory.table, MotoServer.endpoint(), Duration.ofSeconds(10)), "--pages-per-second", "500");
+    assertThat(audit.status()).as("the consistency audit afterwards: %s", audit.output()).isZero();
   }
 
   @Test
