@@ -8,7 +8,6 @@ import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.server.ServiceContext;
 import dev.warehouse.runtime.server.ServiceMain;
 import io.grpc.BindableService;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -25,10 +24,7 @@ public final class OrderMain {
 
   public static void main(String[] args) throws Exception {
     ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
-    if (args.length > 0 && args[0].equals("audit")) {
-      System.exit(OrderAudit.run(config, Arrays.copyOfRange(args, 1, args.length), System.out));
-    }
-    ServiceMain.run(config, OrderMain::services);
+    ServiceMain.run(args, config, OrderMain::services, OrderAudit::run);
   }
 
   /**

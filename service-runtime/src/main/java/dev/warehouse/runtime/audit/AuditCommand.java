@@ -42,6 +42,12 @@ public final class AuditCommand {
     AuditReport audit(PacedScan scan);
   }
 
+  /** A service's audit as its command line runs it, e.g. {@code OrderAudit::run}: arguments in, exit status out. */
+  @FunctionalInterface
+  public interface Line {
+    int run(ServiceConfig config, String[] args, PrintStream out);
+  }
+
   private AuditCommand() {}
 
   /**

@@ -1,7 +1,9 @@
 package dev.warehouse.runtime.server;
 
+import dev.warehouse.runtime.audit.AuditCommand;
 import dev.warehouse.runtime.config.ServiceConfig;
 import io.grpc.BindableService;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
 import java.util.logging.Level;
@@ -27,6 +29,18 @@ public final class ServiceMain {
   private static final Logger log = Logger.getLogger(ServiceMain.class.getName());
 
   private ServiceMain() {}
+
+  /**
+   * A service's {@code main}: with the arguments {@code audit [options]}, runs its consistency audit and
+   * exits with the audit's status; otherwise serves.
+   */
+  public static void run(String[] args, ServiceConfig config, Function<ServiceContext, List<BindableService>> services,
+      AuditCommand.Line audit) {
+    if (args.length > 0 && args[0].equals("audit")) {
+      System.exit(audit.run(config, Arrays.copyOfRange(args, 1, args.length), System.out));
+    }
+    run(config, services);
+  }
 
   public static void run(ServiceConfig config, Function<ServiceContext, List<BindableService>> services) {
     ServiceProcess process;

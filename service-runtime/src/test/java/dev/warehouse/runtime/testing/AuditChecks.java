@@ -2,6 +2,7 @@ package dev.warehouse.runtime.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warehouse.runtime.audit.AuditCommand;
 import dev.warehouse.runtime.config.ServiceConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -18,12 +19,6 @@ import java.util.List;
  */
 public final class AuditChecks {
 
-  /** An audit's command line, e.g. {@code OrderAudit::run}. */
-  @FunctionalInterface
-  public interface Command {
-    int run(ServiceConfig config, String[] args, PrintStream out);
-  }
-
   /** What one run returned and printed. */
   public record Run(int status, String output) {
     public List<String> lines() {
@@ -33,7 +28,7 @@ public final class AuditChecks {
 
   private AuditChecks() {}
 
-  public static Run run(Command audit, ServiceConfig config, String... args) {
+  public static Run run(AuditCommand.Line audit, ServiceConfig config, String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     int status = audit.run(config, args, new PrintStream(out, true, StandardCharsets.UTF_8));
     return new Run(status, out.toString(StandardCharsets.UTF_8));
@@ -45,7 +40,7 @@ public final class AuditChecks {
   }
 
   /** Each malformed argument list: exit 2, and the usage with its exit statuses. */
-  public static void assertExitsTwoWithTheUsage_onBadArguments(Command audit, String table) {
+  public static void assertExitsTwoWithTheUsage_onBadArguments(AuditCommand.Line audit, String table) {
     for (String[] args : List.of(new String[] {"--segments", "0"}, new String[] {"--segments"},
         new String[] {"--pages-per-second", "many"}, new String[] {"--verbose"})) {
       Run run = run(audit, TestServices.config("audit", table), args);
@@ -57,7 +52,7 @@ public final class AuditChecks {
   }
 
   /** Every Scan answered with HTTP 500: exit 3, one line naming the error. */
-  public static void assertExitsThree_whenDynamoDbFailsUnderIt(Command audit, String table) {
+  public static void assertExitsThree_whenDynamoDbFailsUnderIt(AuditCommand.Line audit, String table) {
     try (DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint())) {
       proxy.inject("Scan", DynamoFaultProxy.Fault.HTTP_500, Integer.MAX_VALUE);
       Run run = run(audit, config(table, proxy.endpoint(), Duration.ofSeconds(5)), "--segments", "2");
@@ -71,7 +66,7 @@ public final class AuditChecks {
   }
 
   /** Every Scan answered after the call timeout: exit 3, one line naming the timeout. */
-  public static void assertExitsThree_whenDynamoDbTimesOut(Command audit, String table) {
+  public static void assertExitsThree_whenDynamoDbTimesOut(AuditCommand.Line audit, String table) {
     try (DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint())) {
       proxy.delay("Scan", Duration.ofSeconds(5), Integer.MAX_VALUE);
       Run run = run(audit, config(table, proxy.endpoint(), Duration.ofSeconds(1)));
@@ -84,7 +79,7 @@ public final class AuditChecks {
   }
 
   /** Nothing listening at the endpoint: exit 3, one line naming the endpoint. */
-  public static void assertExitsThree_whenDynamoDbIsUnreachable(Command audit, String table) throws Exception {
+  public static void assertExitsThree_whenDynamoDbIsUnreachable(AuditCommand.Line audit, String table) throws Exception {
     URI nobody;
     try (ServerSocket closedSoon = new ServerSocket(0)) {
       nobody = URI.create("http://127.0.0.1:" + closedSoon.getLocalPort());
