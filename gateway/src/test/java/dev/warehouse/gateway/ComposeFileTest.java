@@ -79,7 +79,7 @@ class ComposeFileTest {
   @Test
   void services_setOnlyVariablesTheyRead_withTheirOwnPorts() {
     assertService("inventory-service", InventoryMain.DEFAULT_GRPC_PORT, InventoryMain.DEFAULT_METRICS_PORT,
-        ServiceConfig.variables());
+        InventoryMain.variables());
     assertService("order-service", OrderMain.DEFAULT_GRPC_PORT, OrderMain.DEFAULT_METRICS_PORT, ServiceConfig.variables());
     assertService("gateway", GatewayConfig.DEFAULT_GRPC_PORT, GatewayConfig.DEFAULT_METRICS_PORT, GatewayConfig.variables());
     for (String service : List.of("inventory-service", "order-service")) {

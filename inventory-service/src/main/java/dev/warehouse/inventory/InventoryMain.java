@@ -5,11 +5,17 @@ import dev.warehouse.inventory.domain.InventoryService;
 import dev.warehouse.inventory.grpc.InventoryGrpcEndpoint;
 import dev.warehouse.inventory.store.DynamoInventoryRepository;
 import dev.warehouse.inventory.store.InventoryKeys;
+import dev.warehouse.inventory.store.LowStockShards;
+import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.server.ServiceContext;
 import dev.warehouse.runtime.server.ServiceMain;
 import io.grpc.BindableService;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.logging.Logger;
 
 /**
  * Starts the inventory-service ({@code java -jar inventory-service.jar}), or runs the low-stock marker
@@ -22,19 +28,55 @@ public final class InventoryMain {
   public static final int DEFAULT_GRPC_PORT = 50052;
   public static final int DEFAULT_METRICS_PORT = 9092;
 
+  /** A7's shard count: the route's declared one unless a deployment sets another (see {@link LowStockShards}). */
+  public static final String LOW_STOCK_SHARDS = "LOW_STOCK_SHARDS";
+
+  private static final Logger log = Logger.getLogger(InventoryMain.class.getName());
+
   private InventoryMain() {}
 
   public static void main(String[] args) throws Exception {
     ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
-    ServiceMain.run(args, config, InventoryMain::services, InventoryAudit::run);
+    LowStockShards shards = lowStockShards(System.getenv());
+    ServiceMain.run(args, config, context -> services(context, shards), InventoryAudit.command(shards));
+  }
+
+  /** The environment variables the inventory-service reads. */
+  public static List<String> variables() {
+    List<String> names = new ArrayList<>(ServiceConfig.variables());
+    names.add(LOW_STOCK_SHARDS);
+    return names;
   }
 
   /**
-   * The production wiring, shared with the tests; public because the gateway's tests start
-   * inventory-service instances in-process with it.
+   * {@value #LOW_STOCK_SHARDS}, 1 to {@value Route.FanOut#MAX_SHARDS}; the route's count when unset.
+   *
+   * @throws IllegalArgumentException when it is malformed or out of range
+   */
+  public static LowStockShards lowStockShards(Map<String, String> env) {
+    EnvReader reader = new EnvReader(env);
+    int count = reader.positiveInt(LOW_STOCK_SHARDS, LowStockShards.DECLARED.count());
+    if (count > Route.FanOut.MAX_SHARDS) {
+      reader.problem(LOW_STOCK_SHARDS + " must be 1 to " + Route.FanOut.MAX_SHARDS + ", got " + count);
+    }
+    reader.throwIfProblems();
+    return LowStockShards.of(count);
+  }
+
+  /**
+   * The production wiring with the route's shard count, shared with the tests; public because the
+   * gateway's tests start inventory-service instances in-process with it.
    */
   public static List<BindableService> services(ServiceContext context) {
-    DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store());
+    return services(context, LowStockShards.DECLARED);
+  }
+
+  public static List<BindableService> services(ServiceContext context, LowStockShards shards) {
+    if (shards.count() != LowStockShards.DECLARED.count()) {
+      log.warning("event=low_stock_shards count=" + shards.count() + " declared=" + LowStockShards.DECLARED.count()
+          + " detail=\"markers written with another count are not listed by A7 until rewritten\"");
+    }
+    DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store(), shards);
     InventoryService service = new InventoryService(repository, context.clock());
     return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES));
   }

@@ -4,6 +4,7 @@ import static dev.warehouse.inventory.InventoryFixture.id;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.audit.InventoryAudit;
+import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
@@ -33,7 +34,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 class InventoryAuditTest {
 
   private static AuditChecks.Run audit(String table) {
-    return AuditChecks.run(InventoryAudit::run, AuditChecks.config(table, MotoServer.endpoint(), Duration.ofSeconds(10)),
+    return AuditChecks.run(InventoryAudit.command(LowStockShards.DECLARED), AuditChecks.config(table, MotoServer.endpoint(), Duration.ofSeconds(10)),
         "--segments", "3", "--pages-per-second", "500");
   }
 
@@ -89,15 +90,15 @@ class InventoryAuditTest {
       put(inventory, extraMarker, "W2", 5, 10);
       put(inventory, raisedBehindItsBack, "W3", 2, 10);
 
-      dynamo.deleteItem(b -> b.tableName(inventory.table).key(InventoryKeys.lowStockMarker(lostMarker, "W1", 3).attributes()))
+      dynamo.deleteItem(b -> b.tableName(inventory.table).key(LowStockShards.DECLARED.marker(lostMarker, "W1", 3).attributes()))
           .join();
-      dynamo.putItem(b -> b.tableName(inventory.table).item(InventoryItems.lowStockMarker(
+      dynamo.putItem(b -> b.tableName(inventory.table).item(InventoryItems.lowStockMarker(LowStockShards.DECLARED,
           new dev.warehouse.inventory.domain.ProductInventory(extraMarker, "W2", 7, 10, Instant.now())))).join();
       dynamo.updateItem(b -> b.tableName(inventory.table)
           .key(InventoryKeys.stock(raisedBehindItsBack, "W3").attributes())
           .updateExpression("SET #q = :q").expressionAttributeNames(Map.of("#q", "quantity"))
           .expressionAttributeValues(Map.of(":q", AttributeValue.fromN("50")))).join();
-      dynamo.putItem(b -> b.tableName(inventory.table).item(InventoryItems.lowStockMarker(
+      dynamo.putItem(b -> b.tableName(inventory.table).item(InventoryItems.lowStockMarker(LowStockShards.DECLARED,
           new dev.warehouse.inventory.domain.ProductInventory(noRecord, "W9", 3, 10, Instant.now())))).join();
 
       String garbled = id("P");
@@ -165,16 +166,16 @@ class InventoryAuditTest {
 
   @Test
   void exitsTwo_withTheUsage_onBadArguments() {
-    AuditChecks.assertExitsTwoWithTheUsage_onBadArguments(InventoryAudit::run, TestServices.uniqueTableName());
+    AuditChecks.assertExitsTwoWithTheUsage_onBadArguments(InventoryAudit.command(LowStockShards.DECLARED), TestServices.uniqueTableName());
   }
 
   @Test
   void exitsThree_withOneLineSayingWhy_whenDynamoDbFailsUnderIt() {
-    AuditChecks.assertExitsThree_whenDynamoDbFailsUnderIt(InventoryAudit::run, TestServices.uniqueTableName());
+    AuditChecks.assertExitsThree_whenDynamoDbFailsUnderIt(InventoryAudit.command(LowStockShards.DECLARED), TestServices.uniqueTableName());
   }
 
   @Test
   void exitsThree_withOneLineSayingWhy_whenDynamoDbIsUnreachable() throws Exception {
-    AuditChecks.assertExitsThree_whenDynamoDbIsUnreachable(InventoryAudit::run, TestServices.uniqueTableName());
+    AuditChecks.assertExitsThree_whenDynamoDbIsUnreachable(InventoryAudit.command(LowStockShards.DECLARED), TestServices.uniqueTableName());
   }
 }

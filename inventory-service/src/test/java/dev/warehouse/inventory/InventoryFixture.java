@@ -1,5 +1,6 @@
 package dev.warehouse.inventory;
 
+import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
@@ -37,9 +38,18 @@ final class InventoryFixture implements AutoCloseable {
   }
 
   InventoryFixture(Duration dynamoCallTimeout) throws Exception {
+    this(dynamoCallTimeout, LowStockShards.DECLARED);
+  }
+
+  /** With A7's markers on {@code shards} ({@code LOW_STOCK_SHARDS}) instead of the route's count. */
+  InventoryFixture(LowStockShards shards) throws Exception {
+    this(CALL_TIMEOUT, shards);
+  }
+
+  private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards) throws Exception {
     process = ServiceProcess.start(
         TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout),
-        InventoryMain::services, List.of(recorder));
+        context -> InventoryMain.services(context, shards), List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     stub = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.HOURS);
   }

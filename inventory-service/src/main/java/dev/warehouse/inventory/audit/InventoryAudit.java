@@ -3,14 +3,13 @@ package dev.warehouse.inventory.audit;
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.inventory.store.InventoryKeys;
+import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.runtime.audit.AuditCommand;
 import dev.warehouse.runtime.audit.AuditReport;
 import dev.warehouse.runtime.audit.Finding;
 import dev.warehouse.runtime.audit.PacedScan;
-import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.TableKey;
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -27,7 +26,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * every stock record and every marker and reports each marker without its low record
  * ({@code STRAY_MARKER}: the record is missing, not low, or holds another quantity) and each low
  * record without its marker ({@code MISSING_MARKER}). A record is low when its quantity is at or
- * below its reorder point; its one marker is {@link InventoryKeys#lowStockMarker} of its quantity.
+ * below its reorder point; its one marker is {@link LowStockShards#marker} of its quantity.
  *
  * <p>It scans the table in parallel segments, paced by a rate limiter ({@link PacedScan}), and for each
  * page batch-reads, strongly, the marker of every low record and the record of every marker. A scan is
@@ -45,14 +44,18 @@ public final class InventoryAudit {
   static final int SETTLE_ROUNDS = 3;
 
   private final PacedScan scan;
+  private final LowStockShards shards;
 
-  public InventoryAudit(PacedScan scan) {
+  /** @param shards the shard count the services write markers with: a marker elsewhere is reported */
+  public InventoryAudit(PacedScan scan, LowStockShards shards) {
     this.scan = scan;
+    this.shards = shards;
   }
 
-  /** Runs the audit from the command line; returns its exit status ({@link AuditCommand#run}). */
-  public static int run(ServiceConfig config, String[] args, PrintStream out) {
-    return AuditCommand.run(config, args, out, "inventory-audit", scan -> new InventoryAudit(scan).audit());
+  /** The audit as a command line over markers of {@code shards}; it returns its exit status ({@link AuditCommand#run}). */
+  public static AuditCommand.Line command(LowStockShards shards) {
+    return (config, args, out) ->
+        AuditCommand.run(config, args, out, "inventory-audit", scan -> new InventoryAudit(scan, shards).audit());
   }
 
   /**
@@ -99,7 +102,7 @@ public final class InventoryAudit {
       if (found.containsKey(PacedScan.keyText(markerKey(record).attributes()))) {
         continue;
       }
-      settle(record.productId(), record.warehouseId(), now -> read(now).filter(ProductInventory::low).map(InventoryAudit::markerKey))
+      settle(record.productId(), record.warehouseId(), now -> read(now).filter(ProductInventory::low).map(this::markerKey))
           .filter(pair -> pair.marker() == null)
           .flatMap(pair -> read(pair.record()).filter(ProductInventory::low))
           .ifPresent(now -> findings.add(new Finding("MISSING_MARKER", subject(now), "reorder_point=" + now.reorderPoint())));
@@ -123,7 +126,7 @@ public final class InventoryAudit {
   }
 
   /** Why {@code marker} is not its record's (as a finding's detail), or empty when it is. */
-  private static Optional<String> stray(Map<String, AttributeValue> marker, Map<String, AttributeValue> recordItem) {
+  private Optional<String> stray(Map<String, AttributeValue> marker, Map<String, AttributeValue> recordItem) {
     if (recordItem == null) {
       return Optional.of("record=missing");
     }
@@ -177,8 +180,8 @@ public final class InventoryAudit {
     return Optional.empty();
   }
 
-  private static TableKey markerKey(ProductInventory record) {
-    return InventoryKeys.lowStockMarker(record.productId(), record.warehouseId(), record.quantity());
+  private TableKey markerKey(ProductInventory record) {
+    return shards.marker(record.productId(), record.warehouseId(), record.quantity());
   }
 
   /**

@@ -55,9 +55,11 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   static final int ROUNDS = 8;
 
   private final DynamoStore store;
+  private final LowStockShards lowStock;
 
-  public DynamoInventoryRepository(DynamoStore store) {
+  public DynamoInventoryRepository(DynamoStore store, LowStockShards lowStock) {
     this.store = store;
+    this.lowStock = lowStock;
   }
 
   @Override
@@ -104,7 +106,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   @Override
   public CompletableFuture<Page<ProductInventory>> listLowStock(PageQuery page) {
-    List<QueryRequest> shards = IntStream.range(0, InventoryKeys.LOW_STOCK_SHARDS.shardCount())
+    List<QueryRequest> shards = IntStream.range(0, lowStock.count())
         .mapToObj(shard -> QueryRequest.builder()
             .keyConditionExpression("#pk = :pk AND begins_with(#sk, :prefix)")
             .expressionAttributeNames(Map.of("#pk", PK, "#sk", SK))
@@ -280,14 +282,14 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   private List<TransactWriteItem> markerMoves(Optional<ProductInventory> before, ProductInventory after) {
     List<TransactWriteItem> moves = new ArrayList<>();
     Optional<TableKey> old = before.filter(ProductInventory::low)
-        .map(b -> InventoryKeys.lowStockMarker(b.productId(), b.warehouseId(), b.quantity()));
+        .map(b -> lowStock.marker(b.productId(), b.warehouseId(), b.quantity()));
     Optional<TableKey> now = Optional.of(after).filter(ProductInventory::low)
-        .map(a -> InventoryKeys.lowStockMarker(a.productId(), a.warehouseId(), a.quantity()));
+        .map(a -> lowStock.marker(a.productId(), a.warehouseId(), a.quantity()));
     if (old.isPresent() && !old.equals(now)) {
       moves.add(TransactWriteItem.builder().delete(d -> d.tableName(store.table()).key(old.get().attributes())).build());
     }
     if (now.isPresent()) {
-      moves.add(TransactWriteItem.builder().put(p -> p.tableName(store.table()).item(InventoryItems.lowStockMarker(after)))
+      moves.add(TransactWriteItem.builder().put(p -> p.tableName(store.table()).item(InventoryItems.lowStockMarker(lowStock, after)))
           .build());
     }
     return moves;

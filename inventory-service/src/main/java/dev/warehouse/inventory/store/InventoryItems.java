@@ -63,9 +63,9 @@ public final class InventoryItems {
    * The low-stock marker of a low record (A7): in its shard's partition, sorted by quantity, and
    * carrying what A7 answers with, so the list never reads the stock items themselves.
    */
-  public static Map<String, AttributeValue> lowStockMarker(ProductInventory inventory) {
+  public static Map<String, AttributeValue> lowStockMarker(LowStockShards shards, ProductInventory inventory) {
     Map<String, AttributeValue> attrs = new HashMap<>(
-        InventoryKeys.lowStockMarker(inventory.productId(), inventory.warehouseId(), inventory.quantity()).attributes());
+        shards.marker(inventory.productId(), inventory.warehouseId(), inventory.quantity()).attributes());
     return withStock(attrs, LOW_STOCK_MARKER, inventory);
   }
 

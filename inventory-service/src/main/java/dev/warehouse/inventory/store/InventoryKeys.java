@@ -25,8 +25,6 @@ public final class InventoryKeys {
   public static final Route PUT_INVENTORY = ROUTES.route("PutProductInventory");
   public static final Route ADJUST_STOCK = ROUTES.route("AdjustStock");
   public static final Route LOW_STOCK = ROUTES.route("ListLowStock");
-  /** A7's write shards, as its route declares them. */
-  public static final Route.FanOut LOW_STOCK_SHARDS = LOW_STOCK.fanOut().orElseThrow();
 
   static final String SERIAL = "SERIAL#";
   static final String PRODUCT = "PRODUCT#";
@@ -80,24 +78,19 @@ public final class InventoryKeys {
     return PRODUCT;
   }
 
-  /** A7: the shard of a stock record's low-stock marker (CRC-32 of {@code p#w}, modulo the shard count). */
-  public static int lowStockShard(String productId, String warehouseId) {
-    return LOW_STOCK_SHARDS.shardOf(productId, warehouseId);
-  }
-
   /** A7: the partition of one shard of low-stock markers, {@code LOW_STOCK#07}. */
   public static String lowStockPk(int shard) {
     return LOW_STOCK_PREFIX + Route.FanOut.shardValue(shard);
   }
 
   /**
-   * W2, W3: the low-stock marker of a record holding {@code quantity} units,
-   * {@code LOW_STOCK#ss / QTY#0000000000000003#PRODUCT#p#WAREHOUSE#w}: within a shard, markers sort
-   * by quantity, then product, then warehouse, which is A7's order.
+   * W2, W3: the low-stock marker of a record holding {@code quantity} units, in {@code shard} (which
+   * {@link LowStockShards#marker} picks), {@code LOW_STOCK#ss / QTY#0000000000000003#PRODUCT#p#WAREHOUSE#w}:
+   * within a shard, markers sort by quantity, then product, then warehouse, which is A7's order.
    */
-  public static TableKey lowStockMarker(String productId, String warehouseId, long quantity) {
+  public static TableKey lowStockMarker(int shard, String productId, String warehouseId, long quantity) {
     String padded = String.format(java.util.Locale.ROOT, "%0" + QTY_DIGITS + "d", quantity);
-    return new TableKey(lowStockPk(lowStockShard(productId, warehouseId)),
+    return new TableKey(lowStockPk(shard),
         QTY + padded + "#" + PRODUCT + productId + "#" + WAREHOUSE + warehouseId);
   }
 

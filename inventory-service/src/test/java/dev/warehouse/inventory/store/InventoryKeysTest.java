@@ -40,11 +40,11 @@ class InventoryKeysTest {
 
   @Test
   void stockRequest_andLowStockMarker_areWhatW3AlsoWrites_andTheMarkerWhatW2AlsoWrites() {
-    int shard = InventoryKeys.lowStockShard("P-1", "W-1");
+    int shard = LowStockShards.DECLARED.shardOf("P-1", "W-1");
     Map<String, String> fields = new java.util.HashMap<>(FIELDS);
     fields.put("shard", Route.FanOut.shardValue(shard));
     fields.put("quantity", "0000000000000007");
-    TableKey marker = InventoryKeys.lowStockMarker("P-1", "W-1", 7);
+    TableKey marker = LowStockShards.DECLARED.marker("P-1", "W-1", 7);
     assertThat(InventoryKeys.ADJUST_STOCK.alsoWrites()).extracting(k -> RouteConformance.declaredKey(k, fields))
         .containsExactly(InventoryKeys.stockRequest("P-1", "r-1"), marker);
     assertThat(InventoryKeys.PUT_INVENTORY.alsoWrites()).extracting(k -> RouteConformance.declaredKey(k, fields))
@@ -55,27 +55,42 @@ class InventoryKeysTest {
 
   @Test
   void lowStockShards_spreadRecords_stably_overTheDeclaredCount() {
-    assertThat(InventoryKeys.LOW_STOCK_SHARDS.shardCount()).isEqualTo(16);
+    assertThat(LowStockShards.DECLARED.count()).isEqualTo(16);
     java.util.Set<Integer> used = new java.util.HashSet<>();
     for (int p = 0; p < 200; p++) {
-      int shard = InventoryKeys.lowStockShard("P" + p, "W1");
-      assertThat(shard).isBetween(0, 15).isEqualTo(InventoryKeys.lowStockShard("P" + p, "W1"));
+      int shard = LowStockShards.DECLARED.shardOf("P" + p, "W1");
+      assertThat(shard).isBetween(0, 15).isEqualTo(LowStockShards.DECLARED.shardOf("P" + p, "W1"));
       used.add(shard);
     }
     assertThat(used).hasSize(16);
   }
 
   @Test
+  void anotherShardCount_keepsTheShardKey_andOnlyChangesTheModulus() {
+    LowStockShards four = LowStockShards.of(4);
+    assertThat(four.count()).isEqualTo(4);
+    assertThat(LowStockShards.of(1).marker("P-1", "W-1", 7).pk()).isEqualTo("LOW_STOCK#00");
+    java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+    crc.update("P-1#W-1".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    assertThat(four.shardOf("P-1", "W-1")).isEqualTo((int) (crc.getValue() % 4));
+    assertThat(four.marker("P-1", "W-1", 7).sk()).isEqualTo(LowStockShards.DECLARED.marker("P-1", "W-1", 7).sk());
+    assertThat(LowStockShards.of(64).marker("P-1", "W-1", 7).pk())
+        .isEqualTo(InventoryKeys.lowStockPk((int) (crc.getValue() % 64)));
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> LowStockShards.of(0)).isInstanceOf(IllegalArgumentException.class);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> LowStockShards.of(101)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void lowStockMarkers_sortByQuantity_thenProduct_thenWarehouse() {
     List<String> sortKeys = java.util.stream.Stream.of(
-            InventoryKeys.lowStockMarker("P10", "W1", 3), InventoryKeys.lowStockMarker("P1", "W2", 3),
-            InventoryKeys.lowStockMarker("P1-x", "W1", 3), InventoryKeys.lowStockMarker("P2", "W1", 12),
-            InventoryKeys.lowStockMarker("P1", "W1", 3), InventoryKeys.lowStockMarker("P9", "W9", 0))
+            LowStockShards.DECLARED.marker("P10", "W1", 3), LowStockShards.DECLARED.marker("P1", "W2", 3),
+            LowStockShards.DECLARED.marker("P1-x", "W1", 3), LowStockShards.DECLARED.marker("P2", "W1", 12),
+            LowStockShards.DECLARED.marker("P1", "W1", 3), LowStockShards.DECLARED.marker("P9", "W9", 0))
         .map(TableKey::sk).sorted().toList();
     assertThat(sortKeys).containsExactly(
-        InventoryKeys.lowStockMarker("P9", "W9", 0).sk(), InventoryKeys.lowStockMarker("P1", "W1", 3).sk(),
-        InventoryKeys.lowStockMarker("P1", "W2", 3).sk(), InventoryKeys.lowStockMarker("P1-x", "W1", 3).sk(),
-        InventoryKeys.lowStockMarker("P10", "W1", 3).sk(), InventoryKeys.lowStockMarker("P2", "W1", 12).sk());
+        LowStockShards.DECLARED.marker("P9", "W9", 0).sk(), LowStockShards.DECLARED.marker("P1", "W1", 3).sk(),
+        LowStockShards.DECLARED.marker("P1", "W2", 3).sk(), LowStockShards.DECLARED.marker("P1-x", "W1", 3).sk(),
+        LowStockShards.DECLARED.marker("P10", "W1", 3).sk(), LowStockShards.DECLARED.marker("P2", "W1", 12).sk());
   }
 
   @Test

@@ -37,6 +37,20 @@ public record Route(
    */
   public record FanOut(int shardCount, KeyTemplate shardOf) {
 
+    /** The most shards a route may have: {@link #shardValue} has two digits. */
+    public static final int MAX_SHARDS = 100;
+
+    public FanOut {
+      if (shardCount < 1 || shardCount > MAX_SHARDS) {
+        throw new IllegalArgumentException("shard count must be 1 to " + MAX_SHARDS + ", got " + shardCount);
+      }
+    }
+
+    /** The same shard key over another number of shards. */
+    public FanOut withShardCount(int count) {
+      return new FanOut(count, shardOf);
+    }
+
     /** The shard of the item whose fields render {@code shardOf} as {@code values}, in the template's order. */
     public int shardOf(String... values) {
       java.util.zip.CRC32 crc = new java.util.zip.CRC32();

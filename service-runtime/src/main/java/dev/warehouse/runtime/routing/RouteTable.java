@@ -96,7 +96,7 @@ public final class RouteTable {
     if (r.getConsistency() == Consistency.CONSISTENCY_UNSPECIFIED) {
       missing.add("consistency");
     }
-    if (r.hasFanOut() && (r.getFanOut().getShardCount() < 1 || r.getFanOut().getShardCount() > 100
+    if (r.hasFanOut() && (r.getFanOut().getShardCount() < 1 || r.getFanOut().getShardCount() > Route.FanOut.MAX_SHARDS
         || r.getFanOut().getShardOf().isEmpty() || !r.getPartitionKey().contains("{shard}"))) {
       missing.add("fan_out (1-100 shards, shard_of, and {shard} in partition_key)");
     }
