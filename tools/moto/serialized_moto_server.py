@@ -32,6 +32,14 @@ models what DynamoDB documents and moto leaves out:
   cancelled with one TransactionConflict reason (the others None), as
   DynamoDB does when another transaction holds one of its items.
 
+With --count-keys the launcher also counts, per table, the requests each
+partition key received, as CloudWatch Contributor Insights shows DynamoDB's
+most accessed keys: reads (GetItem, each Query) and writes (PutItem,
+UpdateItem, DeleteItem, each item of a BatchWriteItem or TransactWriteItems
+but its ConditionChecks), attempts included whether their condition held or
+not. GET /_keys/tables/NAME answers {"reads": {PK: n}, "writes": {PK: n}};
+DELETE resets them. Counts grow with the keys seen: a benchmark's tool.
+
 The same settings can be changed per table at run time, so that test classes
 sharing one server keep apart: POST /_strict/tables/NAME with a JSON object of
 any of stale_read_probability, consistency_lag_ms, conflict_rate,
@@ -43,6 +51,7 @@ these endpoints answer but change nothing.
 Usage: serialized_moto_server.py [--host 127.0.0.1] [--port 5000] [--plain]
     [--lenient] [--token-window-seconds 600] [--transaction-latency-ms 0]
     [--stale-read-probability 1.0] [--consistency-lag-ms 200] [--conflict-rate 0]
+    [--count-keys]
 With --port 0 a free port is chosen. Once listening, the launcher prints one
 line to stdout, "moto listening on http://HOST:PORT", which callers wait for.
 """
@@ -693,6 +702,116 @@ class SettingsEndpoint:
         return respond(start_response, status, payload, "application/json")
 
 
+# ---------------------------------------------------------------------------------------------------
+# Key counts (--count-keys): which partitions the requests went to.
+
+class KeyCounts:
+    """Requests per partition key, per table and kind ("reads", "writes"); guarded by its own lock."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._counts = {}
+
+    def add(self, table_name, kind, partition):
+        if not isinstance(table_name, str) or partition is None:
+            return
+        value = partition.value if hasattr(partition, "value") else partition
+        if not isinstance(value, str):
+            value = json.dumps(value, sort_keys=True)
+        with self._lock:
+            per_kind = self._counts.setdefault(table_name, {"reads": {}, "writes": {}})[kind]
+            per_kind[value] = per_kind.get(value, 0) + 1
+
+    def of(self, table_name):
+        with self._lock:
+            counts = self._counts.get(table_name, {"reads": {}, "writes": {}})
+            return {kind: dict(keys) for kind, keys in counts.items()}
+
+    def reset(self, table_name):
+        with self._lock:
+            self._counts.pop(table_name, None)
+
+
+def install_key_counts(counts):
+    """Counts each request's partition keys in moto's handlers, where the tables' key schemas are known."""
+    from moto.dynamodb.models.table import Table
+    from moto.dynamodb.responses import DynamoHandler
+
+    def partition(backend, table_name, attrs):
+        table = backend.tables.get(table_name) if isinstance(table_name, str) else None
+        key = item_key(table, attrs) if table is not None else None
+        return key[0] if key is not None else None
+
+    def counting(original, kind, keys):
+        def handler(self):
+            try:
+                for table_name, attrs in keys(self.body):
+                    counts.add(table_name, kind, partition(self.dynamodb_backend, table_name, attrs))
+            except Exception:  # a malformed request: moto says what is wrong with it
+                pass
+            return original(self)
+        return handler
+
+    def transaction_items(body):
+        for entry in body.get("TransactItems") or ():
+            if isinstance(entry, dict) and len(entry) == 1:
+                op_type, op = next(iter(entry.items()))
+                if isinstance(op, dict) and op_type != "ConditionCheck":
+                    yield op.get("TableName"), op.get("Item") if op_type == "Put" else op.get("Key")
+
+    def batch_items(body):
+        for table_name, requests in (body.get("RequestItems") or {}).items():
+            for request in requests if isinstance(requests, list) else ():
+                if isinstance(request, dict) and "PutRequest" in request:
+                    yield table_name, request["PutRequest"].get("Item")
+                elif isinstance(request, dict) and "DeleteRequest" in request:
+                    yield table_name, request["DeleteRequest"].get("Key")
+
+    def one(attribute):
+        return lambda body: [(body.get("TableName"), body.get(attribute))]
+
+    DynamoHandler.get_item = counting(DynamoHandler.get_item, "reads", one("Key"))
+    DynamoHandler.put_item = counting(DynamoHandler.put_item, "writes", one("Item"))
+    DynamoHandler.update_item = counting(DynamoHandler.update_item, "writes", one("Key"))
+    DynamoHandler.delete_item = counting(DynamoHandler.delete_item, "writes", one("Key"))
+    DynamoHandler.batch_write_item = counting(DynamoHandler.batch_write_item, "writes", batch_items)
+    DynamoHandler.transact_write_items = counting(DynamoHandler.transact_write_items, "writes", transaction_items)
+
+    original_query = Table.query
+
+    def query(self, hash_key, *args, **kwargs):
+        counts.add(self.name, "reads", hash_key)  # on an index, the index's partition value
+        return original_query(self, hash_key, *args, **kwargs)
+
+    Table.query = query
+
+
+class KeyCountsEndpoint:
+    """WSGI middleware that answers /_keys/tables/NAME itself (GET the counts, DELETE to reset)."""
+
+    PREFIX = "/_keys/tables/"
+
+    def __init__(self, app, counts):
+        self._app = app
+        self._counts = counts
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if not path.startswith("/_keys"):
+            return self._app(environ, start_response)
+        if self._counts is None:
+            return respond(start_response, 404, {"message": "start the launcher with --count-keys"}, "application/json")
+        if not path.startswith(self.PREFIX) or len(path) == len(self.PREFIX):
+            return respond(start_response, 404, {"message": "try /_keys/tables/{TableName}"}, "application/json")
+        table_name = unquote(path[len(self.PREFIX):])
+        method = environ.get("REQUEST_METHOD", "GET")
+        if method == "DELETE":
+            self._counts.reset(table_name)
+        elif method != "GET":
+            return respond(start_response, 405, {"message": "GET or DELETE"}, "application/json")
+        return respond(start_response, 200, self._counts.of(table_name), "application/json")
+
+
 def non_negative(kind):
     def parse(text):
         value = kind(text)
@@ -726,6 +845,8 @@ def main(argv=None):
                         help="how far behind an eventually consistent read may be")
     parser.add_argument("--conflict-rate", type=probability, default=0.0,
                         help="chance that a TransactWriteItems is cancelled with TransactionConflict")
+    parser.add_argument("--count-keys", action="store_true",
+                        help="count each table's requests per partition key (GET /_keys/tables/NAME)")
     args = parser.parse_args(argv)
 
     if not args.plain:
@@ -745,7 +866,10 @@ def main(argv=None):
         model = StrictModel(settings)
         install_strict_model(model)
         app = StrictTransactions(app, model)
-    app = BodyFirst(SettingsEndpoint(app, settings, strict=not args.lenient))
+    counts = KeyCounts() if args.count_keys else None
+    if counts is not None:
+        install_key_counts(counts)
+    app = BodyFirst(KeyCountsEndpoint(SettingsEndpoint(app, settings, strict=not args.lenient), counts))
     server = make_server(args.host, args.port, app, threaded=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     signal.signal(signal.SIGINT, lambda *_: threading.Thread(target=server.shutdown).start())

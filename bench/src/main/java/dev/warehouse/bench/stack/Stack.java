@@ -1,8 +1,7 @@
 package dev.warehouse.bench.stack;
 
-import java.io.BufferedReader;
+import dev.warehouse.runtime.moto.MotoProcess;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -31,10 +30,10 @@ public final class Stack implements AutoCloseable {
   public final Proc gateway;
   /** Milliseconds from launch to SERVING, per process, and for the whole stack. */
   public final Map<String, Long> startupMs = new LinkedHashMap<>();
-  private final Process moto;
+  private final MotoProcess moto;
   private final List<Proc> procs = new ArrayList<>();
 
-  private Stack(Path root, Process moto, URI dynamoEndpoint, String table, Proc inventory, Proc orders, Proc gateway) {
+  private Stack(Path root, MotoProcess moto, URI dynamoEndpoint, String table, Proc inventory, Proc orders, Proc gateway) {
     this.root = root;
     this.moto = moto;
     this.dynamoEndpoint = dynamoEndpoint;
@@ -45,29 +44,23 @@ public final class Stack implements AutoCloseable {
   }
 
   /**
-   * Starts moto through the serializing launcher on a free port and returns it with its endpoint.
-   * Lenient: the strict mode's bookkeeping (item history, tokens) is the stand-in's cost, not ours,
-   * and would move the moto half's figures away from earlier runs'.
+   * Starts moto through the serializing launcher on a free port, with {@code flags} besides
+   * {@code --lenient}: the strict mode's bookkeeping (item history, tokens) is the stand-in's cost, not
+   * ours, and would move the moto half's figures away from earlier runs'.
    */
-  public static Map.Entry<Process, URI> startMoto(Path root) throws IOException {
-    Process moto = new ProcessBuilder(System.getenv().getOrDefault("MOTO_PYTHON", "python3"),
-        root.resolve("tools/moto/serialized_moto_server.py").toString(), "--port", "0", "--lenient")
-        .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-    String line = new BufferedReader(new InputStreamReader(moto.getInputStream(), StandardCharsets.UTF_8)).readLine();
-    if (line == null || !line.startsWith("moto listening on ")) {
-      moto.destroyForcibly();
-      throw new IllegalStateException("moto did not start: pip install 'moto[server]'");
-    }
-    return Map.entry(moto, URI.create(line.substring("moto listening on ".length()).trim()));
+  public static MotoProcess startMoto(Path root, String... flags) {
+    List<String> all = new ArrayList<>(List.of("--lenient"));
+    all.addAll(List.of(flags));
+    return MotoProcess.start(root.resolve(MotoProcess.LAUNCHER), all, false);
   }
 
   /** Starts everything, the services on {@code table} (created at start-up), and waits until all serve. */
   public static Stack start(Path root, String table) throws Exception {
-    Map.Entry<Process, URI> moto = startMoto(root);
+    MotoProcess moto = startMoto(root);
     try {
-      return start(root, table, moto.getValue(), moto.getKey());
+      return start(root, table, moto.endpoint(), moto);
     } catch (Exception e) {
-      moto.getKey().destroyForcibly();
+      moto.close();
       throw e;
     }
   }
@@ -77,7 +70,7 @@ public final class Stack implements AutoCloseable {
     return start(root, table, dynamoEndpoint, null);
   }
 
-  private static Stack start(Path root, String table, URI endpoint, Process moto) throws Exception {
+  private static Stack start(Path root, String table, URI endpoint, MotoProcess moto) throws Exception {
     Path logs = root.resolve("target/bench-logs");
     String key = Base64.getEncoder().encodeToString("bench-only-page-token-key-32-byt".getBytes(StandardCharsets.US_ASCII));
     // moto answers in seconds when it falls behind; with the 3 s production default the SDK's attempt
@@ -121,8 +114,7 @@ public final class Stack implements AutoCloseable {
       p.close();
     }
     if (moto != null) {
-      moto.destroy();
-      moto.waitFor(10, TimeUnit.SECONDS);
+      moto.close();
     }
   }
 }
