@@ -7,17 +7,15 @@ import dev.warehouse.bench.scenario.LayerOverhead;
 import dev.warehouse.bench.scenario.ProxyComparison;
 import dev.warehouse.bench.scenario.Settings;
 import dev.warehouse.bench.scenario.SustainedLoad;
+import dev.warehouse.bench.scenario.WriteShards;
 import dev.warehouse.bench.stack.Nginx;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.standin.StandInBackend;
 import dev.warehouse.bench.standin.StandInDynamo;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.v1.OrderServiceGrpc;
-import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.server.ServiceMain;
 import java.io.IOException;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,13 +24,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * Runs every scenario against the system it starts itself, and writes the report:
- * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5] [--out docs/benchmarks.md]} (see
+ * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6] [--out docs/benchmarks.md]} (see
  * {@code bench.sh}); {@code --only 1s} runs only the stand-in half of scenario 1.
  * {@code java -jar bench.jar standin PORT} serves the stand-in backend of the proxy comparison.
  */
@@ -51,7 +48,7 @@ public final class BenchMain {
     }
     boolean quick = List.of(args).contains("--quick");
     int onlyAt = List.of(args).indexOf("--only");
-    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5");
+    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6");
     int out = List.of(args).indexOf("--out");
     Path root = Path.of(System.getProperty("project.root", ".")).toAbsolutePath().normalize();
     Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
@@ -66,7 +63,7 @@ public final class BenchMain {
     if (only.contains("1") || only.contains("3") || only.contains("5")) {
       log("scenario 1 (layer overhead) and 3 (cost flatness)");
       try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
-          DynamoDbAsyncClient dynamo = client(stack.dynamoEndpoint)) {
+          DynamoDbAsyncClient dynamo = Stack.client(stack.dynamoEndpoint)) {
         record(startups, stack);
         DataSet data = new DataSet(settings.dataItems());
         data.load(dynamo, stack.table);
@@ -86,7 +83,7 @@ public final class BenchMain {
     if (only.contains("4") || only.contains("5")) {
       log("scenario 4 (sustained load, " + settings.sustained().toSeconds() + " s)");
       try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
-          DynamoDbAsyncClient dynamo = client(stack.dynamoEndpoint)) {
+          DynamoDbAsyncClient dynamo = Stack.client(stack.dynamoEndpoint)) {
         record(startups, stack);
         DataSet data = new DataSet(settings.dataItems());
         data.load(dynamo, stack.table);
@@ -108,6 +105,10 @@ public final class BenchMain {
     if (only.contains("5")) {
       startup(report, startups);
     }
+    if (only.contains("6")) {
+      log("scenario 6 (write shards and hot keys)");
+      WriteShards.run(root, settings, report);
+    }
 
     Duration took = Duration.between(started, Instant.now());
     report.data("took_seconds", took.toSeconds());
@@ -121,7 +122,7 @@ public final class BenchMain {
     String table = "bench-" + UUID.randomUUID();
     try (StandInDynamo standIn = StandInDynamo.start(table);
         Stack stack = Stack.on(root, table, standIn.endpoint());
-        DynamoDbAsyncClient direct = client(standIn.endpoint());
+        DynamoDbAsyncClient direct = Stack.client(standIn.endpoint());
         Nginx nginx = Nginx.start(root.resolve("target/bench-nginx-layers"), Map.of(
             "/" + InventoryServiceGrpc.SERVICE_NAME + "/", stack.inventory.grpcPort,
             "/" + OrderServiceGrpc.SERVICE_NAME + "/", stack.orders.grpcPort))) {
@@ -148,12 +149,6 @@ public final class BenchMain {
         .paragraph("What limits it: JVM start and class loading (the services also create or check the table "
             + "in moto first); both services start at once on 2 cores.")
         .data("startup_ms", startups);
-  }
-
-  private static DynamoDbAsyncClient client(URI endpoint) {
-    return DynamoClients.create(new ServiceConfig("bench", 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
-        "unused", false, Optional.empty(), Duration.ofMinutes(5), ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
-        Duration.ZERO, Duration.ofSeconds(1), ServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE), List.of());
   }
 
   private static String preamble(Path root, Duration took, boolean quick) throws IOException {

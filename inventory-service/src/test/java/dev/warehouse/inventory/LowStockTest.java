@@ -203,6 +203,39 @@ class LowStockTest {
   }
 
   @Test
+  void sixtyFourShards_pageThroughEveryRecordInOrder_withTokensThatDoNotGrowWithTheShards() throws Exception {
+    try (InventoryFixture deployed = new InventoryFixture(LowStockShards.of(64))) {
+      List<String> low = new ArrayList<>();
+      List<CompletableFuture<ProductInventory>> puts = new ArrayList<>();
+      for (int p = 0; p < 90; p++) {
+        String product = id("P-a-product-id-of-some-length");
+        long quantity = p % 7;
+        puts.add(CompletableFuture.supplyAsync(() -> deployed.stub().putProductInventory(PutProductInventoryRequest.newBuilder()
+            .setInventory(ProductInventory.newBuilder().setProductId(product).setWarehouseId("W-warehouse-1")
+                .setQuantity(quantity).setReorderPoint(10)).build())));
+        low.add(quantity + "/" + product + "/W-warehouse-1");
+      }
+      puts.forEach(CompletableFuture::join);
+      low.sort(Comparator.comparing((String k) -> Long.parseLong(k.substring(0, k.indexOf('/')))).thenComparing(k -> k));
+
+      List<ProductInventory> walked = new ArrayList<>();
+      String token = "";
+      int longest = 0;
+      do {
+        ListLowStockResponse page = deployed.stub().listLowStock(ListLowStockRequest.newBuilder()
+            .setPageSize(4).setPageToken(token).setConsistentRead(true).build());
+        walked.addAll(page.getInventoriesList());
+        token = page.getNextPageToken();
+        longest = Math.max(longest, token.length());
+      } while (!token.isEmpty() && walked.size() <= low.size());
+
+      assertThat(keys(walked)).containsExactlyElementsOf(low);
+      // One sort key and a bit per shard: far below the codec's limit, which 64 cursors passed.
+      assertThat(longest).isLessThan(300);
+    }
+  }
+
+  @Test
   void aCancelledTransaction_leavesNoStrayMarker() {
     String product = id("P");
     put(product, "W1", 11, 10);
@@ -241,5 +274,13 @@ class LowStockTest {
         .encode(InventoryKeys.LOW_STOCK.patternId() + "|shards=8", Map.of("00", ""));
     assertInvalid(() -> inventory.stub().listLowStock(ListLowStockRequest.newBuilder().setPageToken(otherCount).build()),
         "page_token");
+    // Sealed for this route and count but not a shards' position (a mask of 8 shards, no sort key): refused.
+    for (Map<String, String> state : List.of(Map.of("after", "QTY#1", "done", "00"), Map.of("done", "0000"),
+        Map.of("after", "QTY#1", "done", "000G"))) {
+      String malformed = new PageTokenCodec(TestServices.PAGE_TOKEN_KEY)
+          .encode(InventoryKeys.LOW_STOCK.patternId() + "|shards=16", state);
+      assertInvalid(() -> inventory.stub().listLowStock(ListLowStockRequest.newBuilder().setPageToken(malformed).build()),
+          "page_token");
+    }
   }
 }

@@ -79,42 +79,37 @@ public final class DataSet {
   /** Writes the data set with BatchWriteItem, a few batches in flight; returns the seconds it took. */
   public double load(DynamoDbAsyncClient dynamo, String table) throws InterruptedException {
     long started = System.nanoTime();
-    Semaphore inFlight = new Semaphore(4);
-    List<Map<String, AttributeValue>> batch = new ArrayList<>(BATCH);
-    List<CompletableFuture<Void>> pending = new ArrayList<>();
-    ItemSink sink = item -> {
-      batch.add(item);
-      if (batch.size() == BATCH) {
-        pending.add(write(dynamo, table, List.copyOf(batch), inFlight));
-        batch.clear();
-      }
-    };
+    List<Map<String, AttributeValue>> items = new ArrayList<>(items());
     for (int i = 0; i < serials; i++) {
-      sink.add(InventoryItems.toItem(new SerialItem(serial(i), product(i % products), warehouseOf(i % products, 0),
+      items.add(InventoryItems.toItem(new SerialItem(serial(i), product(i % products), warehouseOf(i % products, 0),
           "bench item " + i, LOADED)));
     }
     for (int p = 0; p < products; p++) {
       for (int j = 0; j < 3; j++) {
-        sink.add(InventoryItems.toItem(new ProductInventory(product(p), warehouseOf(p, j), 1_000_000, 0, LOADED)));
+        items.add(InventoryItems.toItem(new ProductInventory(product(p), warehouseOf(p, j), 1_000_000, 0, LOADED)));
       }
     }
     for (int c = 0; c < customers; c++) {
       for (int k = 0; k < ORDERS_PER_CUSTOMER; k++) {
         Order order = new Order(order(c, k), customer(c), orderDate(k), OrderStatus.PLACED,
             new Money("EUR", 10 + k, 0), 1, LOADED, LOADED);
-        sink.add(OrderItems.directItem(order));
-        sink.add(OrderItems.corridorItem(order));
+        items.add(OrderItems.directItem(order));
+        items.add(OrderItems.corridorItem(order));
       }
     }
-    if (!batch.isEmpty()) {
-      pending.add(write(dynamo, table, List.copyOf(batch), inFlight));
-    }
-    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
+    putAll(dynamo, table, items);
     return (System.nanoTime() - started) / 1e9;
   }
 
-  private interface ItemSink {
-    void add(Map<String, AttributeValue> item) throws InterruptedException;
+  /** Writes {@code items} with BatchWriteItem, a few batches in flight, and waits for all of them. */
+  public static void putAll(DynamoDbAsyncClient dynamo, String table, List<Map<String, AttributeValue>> items)
+      throws InterruptedException {
+    Semaphore inFlight = new Semaphore(4);
+    List<CompletableFuture<Void>> pending = new ArrayList<>();
+    for (int from = 0; from < items.size(); from += BATCH) {
+      pending.add(write(dynamo, table, items.subList(from, Math.min(items.size(), from + BATCH)), inFlight));
+    }
+    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
   }
 
   private static CompletableFuture<Void> write(DynamoDbAsyncClient dynamo, String table,

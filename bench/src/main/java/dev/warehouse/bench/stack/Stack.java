@@ -1,16 +1,21 @@
 package dev.warehouse.bench.stack;
 
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.moto.MotoProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * The system as the benchmark runs it: moto through our launcher (or another DynamoDB endpoint), one
@@ -72,11 +77,7 @@ public final class Stack implements AutoCloseable {
 
   private static Stack start(Path root, String table, URI endpoint, MotoProcess moto) throws Exception {
     Path logs = root.resolve("target/bench-logs");
-    String key = Base64.getEncoder().encodeToString("bench-only-page-token-key-32-byt".getBytes(StandardCharsets.US_ASCII));
-    // moto answers in seconds when it falls behind; with the 3 s production default the SDK's attempt
-    // timeouts re-send requests moto is still working on, and the retries feed the backlog.
-    Map<String, String> serviceEnv = Map.of("DYNAMODB_ENDPOINT", endpoint.toString(), "TABLE_NAME", table,
-        "TABLE_AUTO_CREATE", "true", "PAGE_TOKEN_KEY", key, "DYNAMODB_CALL_TIMEOUT_MS", Long.toString(EMULATOR_CALL_TIMEOUT_MS));
+    Map<String, String> serviceEnv = serviceEnv(endpoint, table);
     long launched = System.nanoTime();
     Proc inventory = java(root, logs, "inventory-service", serviceEnv);
     Proc orders = java(root, logs, "order-service", serviceEnv);
@@ -91,6 +92,22 @@ public final class Stack implements AutoCloseable {
     started.startupMs.put("whole stack", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched));
     started.procs.addAll(List.of(gateway, orders, inventory));
     return started;
+  }
+
+  /** What a service of the benchmark is started with: the endpoint, its table (created at start-up), a shared page-token key. */
+  public static Map<String, String> serviceEnv(URI endpoint, String table) {
+    String key = Base64.getEncoder().encodeToString("bench-only-page-token-key-32-byt".getBytes(StandardCharsets.US_ASCII));
+    // moto answers in seconds when it falls behind; with the 3 s production default the SDK's attempt
+    // timeouts re-send requests moto is still working on, and the retries feed the backlog.
+    return Map.of("DYNAMODB_ENDPOINT", endpoint.toString(), "TABLE_NAME", table, "TABLE_AUTO_CREATE", "true",
+        "PAGE_TOKEN_KEY", key, "DYNAMODB_CALL_TIMEOUT_MS", Long.toString(EMULATOR_CALL_TIMEOUT_MS));
+  }
+
+  /** A DynamoDB client of the benchmark's own (loading data, counting), on {@code endpoint}. */
+  public static DynamoDbAsyncClient client(URI endpoint) {
+    return DynamoClients.create(new ServiceConfig("bench", 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
+        "unused", false, Optional.empty(), Duration.ofMinutes(5), ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
+        Duration.ZERO, Duration.ofSeconds(1), ServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE), List.of());
   }
 
   /** A JVM of the project: {@code java -Xmx256m -jar MODULE/target/MODULE.jar} on free ports. */

@@ -123,7 +123,7 @@ public final class GrpcTarget implements Target, AutoCloseable {
   }
 
   /** Adapts an async stub call to a future. */
-  static <T> CompletableFuture<T> unary(java.util.function.Consumer<StreamObserver<T>> call) {
+  public static <T> CompletableFuture<T> unary(java.util.function.Consumer<StreamObserver<T>> call) {
     CompletableFuture<T> future = new CompletableFuture<>();
     call.accept(new StreamObserver<>() {
       @Override

@@ -34,7 +34,7 @@ public interface InventoryRepository {
 
   /**
    * A7: one Query per shard of {@code LOW_STOCK#ss} with {@code begins_with(SK, "QTY#")}, all at once,
-   * merged lowest quantity first; the page token holds every shard's cursor.
+   * merged lowest quantity first; the page token holds where every shard resumes.
    *
    * @throws dev.warehouse.runtime.error.InvalidArgumentException for a page token not issued for this list
    */

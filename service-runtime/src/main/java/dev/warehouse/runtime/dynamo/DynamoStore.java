@@ -62,8 +62,9 @@ public final class DynamoStore {
     }
   }
 
-  /** A shard's cursor once it has nothing more: no sort key is empty or starts with '~' here (IDs exclude it). */
-  private static final String SHARD_DONE = "~";
+  /** A fanned-out page token's fields: the last sort key returned, and the shards that are done. */
+  private static final String AFTER = "after";
+  private static final String SHARDS_DONE = "done";
 
   private final DynamoDbAsyncClient dynamo;
   private final String table;
@@ -141,9 +142,11 @@ public final class DynamoStore {
   /**
    * One page of a fanned-out Query (a route on write shards): one Query per shard, all at once, merged
    * in sort-key order. Each shard is asked for one item more than the page holds, so the merge always
-   * knows whether a shard has more. The page token seals every shard's cursor: the sort key of the
-   * last item of that shard the pages returned, or that the shard is done; an empty token means every
-   * shard is done. A shard that fails fails the page: no partial page is returned as complete.
+   * knows whether a shard has more. A page holds the smallest items after the previous page's last,
+   * whichever shards they are in (sort keys are unique across shards), so every shard resumes after
+   * that one sort key: the page token seals it, and which shards are done, and stays the same size
+   * whatever the shard count. An empty token means every shard is done. A shard that fails fails the
+   * page: no partial page is returned as complete.
    *
    * @param shards the Query of every shard, in shard order, without Limit and ExclusiveStartKey (table keys PK, SK)
    * @param scope  what the token is valid for; it must name the shard count
@@ -151,7 +154,8 @@ public final class DynamoStore {
    */
   public <T> CompletableFuture<Page<T>> queryShards(Route route, List<QueryRequest> shards, int pageSize, String pageToken,
       String scope, Function<Map<String, AttributeValue>, T> mapper) {
-    String[] cursors = new String[shards.size()];
+    String after = "";
+    java.util.BitSet done = new java.util.BitSet(shards.size());
     if (!pageToken.isEmpty()) {
       Map<String, String> state;
       try {
@@ -159,34 +163,34 @@ public final class DynamoStore {
       } catch (InvalidArgumentException e) {
         return CompletableFuture.failedFuture(e);
       }
-      for (int i = 0; i < cursors.length; i++) {
-        cursors[i] = state.get(Route.FanOut.shardValue(i));
-      }
-      if (state.size() != cursors.length || java.util.Arrays.asList(cursors).contains(null)) {
+      Optional<java.util.BitSet> mask = shardMask(state.get(SHARDS_DONE), shards.size());
+      if (state.size() != 2 || state.get(AFTER) == null || state.get(AFTER).isEmpty() || mask.isEmpty()) {
         return CompletableFuture.failedFuture(foreignToken());
       }
+      after = state.get(AFTER);
+      done = mask.get();
     }
     List<CompletableFuture<QueryResponse>> answers = new java.util.ArrayList<>();
     for (int i = 0; i < shards.size(); i++) {
-      if (SHARD_DONE.equals(cursors[i])) {
+      if (done.get(i)) {
         answers.add(CompletableFuture.completedFuture(null));
         continue;
       }
       QueryRequest.Builder builder = pageOf(shards.get(i), pageSize);
-      if (cursors[i] != null && !cursors[i].isEmpty()) {
+      if (!after.isEmpty()) {
         builder.exclusiveStartKey(Map.of(
-            SingleTable.PK, shards.get(i).expressionAttributeValues().get(":pk"),
-            SingleTable.SK, AttributeValue.fromS(cursors[i])));
+            SingleTable.PK, shards.get(i).expressionAttributeValues().get(":pk"), SingleTable.SK, AttributeValue.fromS(after)));
       }
       QueryRequest request = builder.build();
       answers.add(calls.run(timeout -> dynamo.query(attempt(request, route, timeout))));
     }
+    String resumeAfter = after;
     return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
-        .thenApply(all -> merge(answers.stream().map(CompletableFuture::join).toList(), cursors, pageSize, scope, mapper));
+        .thenApply(all -> merge(answers.stream().map(CompletableFuture::join).toList(), resumeAfter, pageSize, scope, mapper));
   }
 
-  /** Takes the page's items from the shards' answers in sort-key order, and each shard's next cursor. */
-  private <T> Page<T> merge(List<QueryResponse> answers, String[] cursors, int pageSize, String scope,
+  /** Takes the page's items from the shards' answers in sort-key order, and where the next page starts. */
+  private <T> Page<T> merge(List<QueryResponse> answers, String after, int pageSize, String scope,
       Function<Map<String, AttributeValue>, T> mapper) {
     int[] taken = new int[answers.size()];
     java.util.PriorityQueue<Integer> heads = new java.util.PriorityQueue<>(
@@ -197,32 +201,63 @@ public final class DynamoStore {
       }
     }
     List<T> page = new java.util.ArrayList<>(pageSize);
+    String last = after;
     while (page.size() < pageSize && !heads.isEmpty()) {
       int shard = heads.poll();
-      page.add(mapper.apply(answers.get(shard).items().get(taken[shard])));
+      Map<String, AttributeValue> item = answers.get(shard).items().get(taken[shard]);
+      page.add(mapper.apply(item));
+      last = sortKey(item);
       taken[shard]++;
       if (taken[shard] < answers.get(shard).items().size()) {
         heads.add(shard);
       }
     }
-    Map<String, String> next = new LinkedHashMap<>();
-    boolean allDone = true;
+    java.util.BitSet done = new java.util.BitSet(answers.size());
     for (int shard = 0; shard < answers.size(); shard++) {
       QueryResponse answer = answers.get(shard);
-      String cursor;
-      if (answer == null) {
-        cursor = SHARD_DONE;
-      } else if (taken[shard] == answer.items().size() && !(answer.hasLastEvaluatedKey() && !answer.lastEvaluatedKey().isEmpty())) {
-        cursor = SHARD_DONE;
-      } else if (taken[shard] > 0) {
-        cursor = sortKey(answer.items().get(taken[shard] - 1));
-      } else {
-        cursor = cursors[shard] == null ? "" : cursors[shard];
-      }
-      allDone &= SHARD_DONE.equals(cursor);
-      next.put(Route.FanOut.shardValue(shard), cursor);
+      done.set(shard, answer == null
+          || taken[shard] == answer.items().size() && !(answer.hasLastEvaluatedKey() && !answer.lastEvaluatedKey().isEmpty()));
     }
-    return new Page<>(page, allDone ? "" : pageTokens.encode(scope, next));
+    if (done.cardinality() == answers.size()) {
+      return new Page<>(page, "");
+    }
+    return new Page<>(page, pageTokens.encode(scope, Map.of(AFTER, last, SHARDS_DONE, shardMask(done, answers.size()))));
+  }
+
+  /** Shards that are done, as hex digits (shard 0 the lowest bit of the first), so a token stays small. */
+  static String shardMask(java.util.BitSet done, int shards) {
+    StringBuilder hex = new StringBuilder();
+    for (int from = 0; from < shards; from += 4) {
+      int digit = 0;
+      for (int bit = 0; bit < 4 && from + bit < shards; bit++) {
+        digit |= done.get(from + bit) ? 1 << bit : 0;
+      }
+      hex.append(Character.forDigit(digit, 16));
+    }
+    return hex.toString();
+  }
+
+  /** The shards a mask of {@code shards} names; empty when it is not such a mask. */
+  static Optional<java.util.BitSet> shardMask(String hex, int shards) {
+    if (hex == null || hex.length() != (shards + 3) / 4) {
+      return Optional.empty();
+    }
+    java.util.BitSet done = new java.util.BitSet(shards);
+    for (int i = 0; i < hex.length(); i++) {
+      int digit = Character.digit(hex.charAt(i), 16);
+      if (digit < 0 || Character.isUpperCase(hex.charAt(i))) {
+        return Optional.empty();
+      }
+      for (int bit = 0; bit < 4; bit++) {
+        if ((digit & (1 << bit)) != 0) {
+          if (i * 4 + bit >= shards) {
+            return Optional.empty();
+          }
+          done.set(i * 4 + bit);
+        }
+      }
+    }
+    return Optional.of(done);
   }
 
   private static String sortKey(Map<String, AttributeValue> item) {
