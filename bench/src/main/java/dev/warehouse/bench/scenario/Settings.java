@@ -35,7 +35,7 @@ public record Settings(
   public static Settings full() {
     return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(2), 15, Duration.ofSeconds(6), 200, 5,
         Duration.ofMillis(2500), 1000, 32, List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400,
-        Duration.ofSeconds(30), 5);
+        Duration.ofSeconds(45), 5);
   }
 
   public static Settings quick() {

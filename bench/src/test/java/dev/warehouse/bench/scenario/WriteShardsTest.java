@@ -1,0 +1,55 @@
+package dev.warehouse.bench.scenario;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.warehouse.runtime.moto.MotoProcess;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The arithmetic behind scenario 6's figures: shard shares, when the detector named the key, Zipf's shares. */
+class WriteShardsTest {
+
+  @Test
+  void largestShare_isTheBiggestShardsPartOfAllMarkerWrites() {
+    assertThat(WriteShards.largestShare(Map.of("LOW_STOCK#00", 30L, "LOW_STOCK#01", 10L))).isEqualTo(0.75);
+    assertThat(WriteShards.largestShare(Map.of("LOW_STOCK#00", 7L))).isEqualTo(1.0);
+    assertThat(WriteShards.largestShare(Map.of())).isZero();
+  }
+
+  @Test
+  void merged_addsReadsAndWritesOfEachKey() {
+    assertThat(WriteShards.merged(new MotoProcess.KeyCounts(Map.of("A", 2L, "B", 1L), Map.of("A", 3L, "C", 4L))))
+        .containsExactlyInAnyOrderEntriesOf(Map.of("A", 5L, "B", 1L, "C", 4L));
+  }
+
+  @Test
+  void firstNamed_needsTheRightKey_withinTheTolerance() {
+    List<WriteShards.Observation> polls = List.of(
+        new WriteShards.Observation(0.25, "", 0, 0),
+        new WriteShards.Observation(0.5, "PRODUCT#C001", 0.4, 0.2),   // another key
+        new WriteShards.Observation(0.75, "PRODUCT#C000", 0.40, 0.30), // 10 points off
+        new WriteShards.Observation(1.0, "PRODUCT#C000", 0.33, 0.30),
+        new WriteShards.Observation(1.25, "PRODUCT#C000", 0.31, 0.30));
+    assertThat(WriteShards.firstNamed(polls, "PRODUCT#C000", 0.05)).hasValue(1.0);
+    assertThat(WriteShards.firstNamed(polls, "PRODUCT#C000", 0.005)).isEmpty();
+    assertThat(WriteShards.firstNamed(polls, "LOW_STOCK#00", 0.05)).isEmpty();
+  }
+
+  @Test
+  void zipfShares_sumToOne_andTheCelebrityLeads() {
+    double sum = 0;
+    for (int k = 0; k < WriteShards.PRODUCTS; k++) {
+      sum += WriteShards.zipfShare(k);
+    }
+    assertThat(sum).isCloseTo(1.0, within(1e-9));
+    assertThat(WriteShards.zipfShare(0)).isGreaterThan(WriteShards.zipfShare(1)).isBetween(0.2, 0.3);
+  }
+
+  @Test
+  void shardsOfCelebrity_countsDistinctShards() {
+    assertThat(WriteShards.shardsOfCelebrity(1)).isEqualTo(1);
+    assertThat(WriteShards.shardsOfCelebrity(64)).isBetween(1L, (long) WriteShards.WAREHOUSES);
+  }
+}
