@@ -16,6 +16,7 @@ import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.inventory.v1.SerialItem;
 import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.testing.IamPolicyEvaluator;
 import dev.warehouse.runtime.testing.RouteConformance;
 import java.util.HashSet;
 import java.util.List;
@@ -29,17 +30,21 @@ import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
 
 /**
  * Every RPC of the inventory issues exactly the DynamoDB operations its declared route names, on the
- * declared key shape, and none ever issues a Scan. Requests are recorded by an SDK interceptor on the
- * service's own client.
+ * declared key shape, and none ever issues a Scan; the service's IAM policy
+ * ({@code deploy/aws/iam/inventory-service.json}) allows every request each call sent, and the calls
+ * together need every grant it makes. Requests are recorded by an SDK interceptor on the service's own
+ * client.
  */
 class RetrievalMapConformanceTest {
 
   private static InventoryFixture inventory;
+  private static IamPolicyEvaluator policy;
   private static final Set<String> covered = new HashSet<>();
 
   @BeforeAll
   static void start() throws Exception {
     inventory = new InventoryFixture();
+    policy = IamPolicyEvaluator.checkedIn(InventoryMain.SERVICE_NAME, inventory.table);
   }
 
   @AfterAll
@@ -49,6 +54,7 @@ class RetrievalMapConformanceTest {
           InventoryKeys.ROUTES.routes().stream().map(Route::methodName).toList());
       assertThat(inventory.recorder.requests()).noneMatch(r -> r instanceof ScanRequest);
       RouteConformance.assertWritesOnlyUnder(inventory.recorder.requests(), Set.of("SERIAL#", "PRODUCT#", "WAREHOUSE#", "LOW_STOCK#"));
+      policy.assertEveryGrantUsed();
     } finally {
       inventory.close();
     }
@@ -58,8 +64,10 @@ class RetrievalMapConformanceTest {
   private static <Q extends Message, R extends Message> void check(String method, Q request, Function<Q, R> call) {
     int from = inventory.recorder.requests().size();
     R response = call.apply(request);
-    List<SdkRequest> sent = inventory.recorder.requests();
-    RouteConformance.assertFollows(InventoryKeys.ROUTES.route(method), sent.subList(from, sent.size()), request, response);
+    List<SdkRequest> all = inventory.recorder.requests();
+    List<SdkRequest> sent = all.subList(from, all.size());
+    RouteConformance.assertFollows(InventoryKeys.ROUTES.route(method), sent, request, response);
+    policy.assertAllows(sent);
     covered.add(method);
   }
 

@@ -12,6 +12,7 @@ import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.testing.IamPolicyEvaluator;
 import dev.warehouse.runtime.testing.RouteConformance;
 import java.util.HashSet;
 import java.util.List;
@@ -25,16 +26,20 @@ import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
 
 /**
  * Every RPC of the order-service issues exactly its declared operations on its declared key shapes,
- * never a Scan, and writes only under the order-service's own prefixes.
+ * never a Scan, and writes only under the order-service's own prefixes; the service's IAM policy
+ * ({@code deploy/aws/iam/order-service.json}) allows every request each call sent, and the calls together
+ * need every grant it makes.
  */
 class RetrievalMapConformanceTest {
 
   private static OrderFixture orders;
+  private static IamPolicyEvaluator policy;
   private static final Set<String> covered = new HashSet<>();
 
   @BeforeAll
   static void start() throws Exception {
     orders = new OrderFixture();
+    policy = IamPolicyEvaluator.checkedIn(OrderMain.SERVICE_NAME, orders.table);
   }
 
   @AfterAll
@@ -44,6 +49,7 @@ class RetrievalMapConformanceTest {
           OrderKeys.ROUTES.routes().stream().map(Route::methodName).toList());
       assertThat(orders.recorder.requests()).noneMatch(r -> r instanceof ScanRequest);
       RouteConformance.assertWritesOnlyUnder(orders.recorder.requests(), Set.of("CUSTOMER#", "ORDER#"));
+      policy.assertEveryGrantUsed();
     } finally {
       orders.close();
     }
@@ -52,8 +58,10 @@ class RetrievalMapConformanceTest {
   private static <Q extends Message, R extends Message> R check(String method, Q request, Function<Q, R> call) {
     int from = orders.recorder.requests().size();
     R response = call.apply(request);
-    List<SdkRequest> sent = orders.recorder.requests();
-    RouteConformance.assertFollows(OrderKeys.ROUTES.route(method), sent.subList(from, sent.size()), request, response);
+    List<SdkRequest> all = orders.recorder.requests();
+    List<SdkRequest> sent = all.subList(from, all.size());
+    RouteConformance.assertFollows(OrderKeys.ROUTES.route(method), sent, request, response);
+    policy.assertAllows(sent);
     covered.add(method);
     return response;
   }

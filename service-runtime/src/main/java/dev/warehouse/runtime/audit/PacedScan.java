@@ -31,6 +31,12 @@ import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
  */
 public final class PacedScan {
 
+  /**
+   * The DynamoDB operations an audit sends, all reads of the base table, never of an index: the audits'
+   * IAM policy ({@code deploy/aws/iam/audit.json}) is generated from this list and allows nothing else.
+   */
+  public static final List<String> OPERATIONS = List.of("Scan", "BatchGetItem", "GetItem");
+
   /** Items per Scan page. */
   static final int PAGE_ITEMS = 100;
   /** Keys per BatchGetItem, DynamoDB's limit. */

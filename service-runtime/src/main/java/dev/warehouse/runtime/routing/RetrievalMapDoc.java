@@ -41,6 +41,7 @@ public final class RetrievalMapDoc {
       case OPERATION_PUT_ITEM -> "PutItem";
       case OPERATION_UPDATE_ITEM -> "UpdateItem";
       case OPERATION_TRANSACT_WRITE_ITEMS -> "TransactWriteItems";
+      case OPERATION_DELETE_ITEM -> "DeleteItem";
       default -> op.name();
     };
   }

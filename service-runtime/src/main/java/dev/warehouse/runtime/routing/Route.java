@@ -12,6 +12,8 @@ import java.util.Optional;
  * @param fullMethodName the RPC, e.g. {@code warehouse.inventory.v1.InventoryService/GetSerialItem}
  * @param index          the secondary index read, empty for the base table
  * @param alsoWrites     further items the call writes in the same transaction
+ * @param writes         how the transaction writes the main item (Put, Update, Delete or ConditionCheck);
+ *                       empty for a route without TransactWriteItems
  * @param fanOut         the write shards of its partition key, when it has them
  */
 public record Route(
@@ -26,10 +28,16 @@ public record Route(
     Consistency consistency,
     String expectedVolume,
     List<ItemKey> alsoWrites,
+    List<Operation> writes,
     Optional<FanOut> fanOut) {
 
-  /** A key of an item the route writes besides its main one. */
-  public record ItemKey(KeyTemplate partitionKey, KeyTemplate sortKey) {}
+  /** A key of an item the route writes besides its main one, and how its transaction writes it. */
+  public record ItemKey(KeyTemplate partitionKey, KeyTemplate sortKey, List<Operation> writes) {
+
+    public ItemKey {
+      writes = List.copyOf(writes);
+    }
+  }
 
   /**
    * Write shards: the partition key's {@code {shard}} runs over {@code shardCount} values, and an
@@ -68,6 +76,17 @@ public record Route(
     operations = List.copyOf(operations);
     sortKeyConditions = List.copyOf(sortKeyConditions);
     alsoWrites = List.copyOf(alsoWrites);
+    writes = List.copyOf(writes);
+  }
+
+  /** The main item's key with how the transaction writes it, shaped like the keys of {@link #alsoWrites}. */
+  public ItemKey mainKey() {
+    return new ItemKey(partitionKey, sortKey, writes);
+  }
+
+  /** Whether one call of this route sends a TransactWriteItems. */
+  public boolean transacts() {
+    return operations.contains(Operation.OPERATION_TRANSACT_WRITE_ITEMS);
   }
 
   /** The method's simple name, e.g. {@code GetSerialItem}. */

@@ -80,8 +80,23 @@ public final class RouteTable {
     if (r.getRequest().isEmpty()) {
       missing.add("request");
     }
-    if (r.getOperationsCount() == 0 || r.getOperationsList().contains(Operation.OPERATION_UNSPECIFIED)) {
+    if (r.getOperationsCount() == 0 || r.getOperationsList().contains(Operation.OPERATION_UNSPECIFIED)
+        || r.getOperationsList().contains(Operation.OPERATION_CONDITION_CHECK_ITEM)) {
       missing.add("operations");
+    }
+    // A transaction's items are authorized one by one as what they are (the IAM policies are generated
+    // from it), so a transacting route says how it writes each key; other routes write no second key.
+    boolean transacts = r.getOperationsList().contains(Operation.OPERATION_TRANSACT_WRITE_ITEMS);
+    if (transacts && !itemWrites(r.getWritesList())) {
+      missing.add("writes (how the transaction writes the main key)");
+    }
+    if (!transacts && (r.getWritesCount() > 0 || r.getAlsoWritesCount() > 0)) {
+      missing.add("operations: OPERATION_TRANSACT_WRITE_ITEMS, for writes and also_writes");
+    }
+    for (dev.warehouse.routing.v1.ItemKey k : r.getAlsoWritesList()) {
+      if (transacts && !itemWrites(k.getWritesList())) {
+        missing.add("writes of also_writes " + k.getPartitionKey() + " / " + k.getSortKey());
+      }
     }
     if (r.getPartitionKey().isEmpty()) {
       missing.add("partition_key");
@@ -103,6 +118,13 @@ public final class RouteTable {
     return missing;
   }
 
+  /** Whether {@code writes} names one or more kinds of transaction item, and nothing else. */
+  private static boolean itemWrites(List<Operation> writes) {
+    return !writes.isEmpty() && writes.stream().allMatch(op -> op == Operation.OPERATION_PUT_ITEM
+        || op == Operation.OPERATION_UPDATE_ITEM || op == Operation.OPERATION_DELETE_ITEM
+        || op == Operation.OPERATION_CONDITION_CHECK_ITEM);
+  }
+
   private static Route toRoute(String fullName, dev.warehouse.routing.v1.Route r) {
     return new Route(
         fullName,
@@ -116,8 +138,10 @@ public final class RouteTable {
         r.getConsistency(),
         r.getExpectedVolume(),
         r.getAlsoWritesList().stream()
-            .map(k -> new Route.ItemKey(KeyTemplate.parse(k.getPartitionKey()), KeyTemplate.parse(k.getSortKey())))
+            .map(k -> new Route.ItemKey(KeyTemplate.parse(k.getPartitionKey()), KeyTemplate.parse(k.getSortKey()),
+                k.getWritesList()))
             .toList(),
+        r.getWritesList(),
         r.hasFanOut()
             ? Optional.of(new Route.FanOut(r.getFanOut().getShardCount(), KeyTemplate.parse(r.getFanOut().getShardOf())))
             : Optional.empty());

@@ -53,6 +53,8 @@ public final class RouteConformance {
       return Operation.OPERATION_UPDATE_ITEM;
     } else if (request instanceof TransactWriteItemsRequest) {
       return Operation.OPERATION_TRANSACT_WRITE_ITEMS;
+    } else if (request instanceof software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest) {
+      return Operation.OPERATION_DELETE_ITEM;
     }
     return null;
   }
@@ -100,32 +102,38 @@ public final class RouteConformance {
         }
       } else if (request instanceof TransactWriteItemsRequest transaction) {
         // Keys the request's fields render must be written; the others (a marker, whose shard and
-        // quantity are no request field) may be, on their declared shape.
-        Set<List<String>> required = new HashSet<>();
-        required.add(mainKey(route, values));
+        // quantity are no request field) may be, on their declared shape. Each item is written as its
+        // key declares (a Put, an Update …): the IAM policies allow no other.
+        Map<List<String>, List<Operation>> required = new HashMap<>();
+        required.put(mainKey(route, values), route.writes());
         List<Route.ItemKey> optional = new java.util.ArrayList<>();
         for (Route.ItemKey k : route.alsoWrites()) {
           if (renders(k, values)) {
-            required.add(List.of(k.partitionKey().render(values), k.sortKey().render(values)));
+            required.put(List.of(k.partitionKey().render(values), k.sortKey().render(values)), k.writes());
           } else {
             optional.add(k);
           }
         }
         Set<List<String>> written = new HashSet<>();
         for (TransactWriteItem item : transaction.transactItems()) {
-          written.add(keyOf(item.put() != null ? item.put().item()
+          List<String> key = keyOf(item.put() != null ? item.put().item()
               : item.update() != null ? item.update().key()
-              : item.delete() != null ? item.delete().key() : item.conditionCheck().key()));
-        }
-        assertThat(written).as(where + ": transaction keys").containsAll(required);
-        for (List<String> key : written) {
-          if (!required.contains(key)) {
-            assertThat(optional).as(where + ": transaction key " + key + " is declared").anySatisfy(k -> {
+              : item.delete() != null ? item.delete().key() : item.conditionCheck().key());
+          Operation kind = item.put() != null ? Operation.OPERATION_PUT_ITEM
+              : item.update() != null ? Operation.OPERATION_UPDATE_ITEM
+              : item.delete() != null ? Operation.OPERATION_DELETE_ITEM : Operation.OPERATION_CONDITION_CHECK_ITEM;
+          written.add(key);
+          if (required.containsKey(key)) {
+            assertThat(required.get(key)).as(where + ": how the transaction may write " + key).contains(kind);
+          } else {
+            assertThat(optional).as(where + ": transaction key " + key + " is declared, written as " + kind).anySatisfy(k -> {
               assertThat(key.get(0)).matches(k.partitionKey().pattern(values));
               assertThat(key.get(1)).matches(k.sortKey().pattern(values));
+              assertThat(k.writes()).contains(kind);
             });
           }
         }
+        assertThat(written).as(where + ": transaction keys").containsAll(required.keySet());
       }
     }
   }
