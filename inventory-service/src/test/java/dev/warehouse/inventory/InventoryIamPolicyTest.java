@@ -3,6 +3,7 @@ package dev.warehouse.inventory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.store.InventoryKeys;
+import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.TableKey;
@@ -38,7 +39,7 @@ class InventoryIamPolicyTest {
   private static final IamPolicyEvaluator audit = IamPolicyEvaluator.checkedIn(IamPolicy.AUDIT, TABLE);
 
   private static final TableKey STOCK = InventoryKeys.stock("P1", "W1");
-  private static final TableKey MARKER = InventoryKeys.lowStockMarker("P1", "W1", 3);
+  private static final TableKey MARKER = LowStockShards.DECLARED.marker("P1", "W1", 3);
 
   private static QueryRequest query(String index, String partitionAttribute, String partition) {
     return QueryRequest.builder().tableName(TABLE).indexName(index)
