@@ -27,14 +27,17 @@ class WriteShardsTest {
   @Test
   void firstNamed_needsTheRightKey_withinTheTolerance() {
     List<WriteShards.Observation> polls = List.of(
-        new WriteShards.Observation(0.25, "", 0, 0),
-        new WriteShards.Observation(0.5, "PRODUCT#C001", 0.4, 0.2),   // another key
-        new WriteShards.Observation(0.75, "PRODUCT#C000", 0.40, 0.30), // 10 points off
-        new WriteShards.Observation(1.0, "PRODUCT#C000", 0.33, 0.30),
-        new WriteShards.Observation(1.25, "PRODUCT#C000", 0.31, 0.30));
+        new WriteShards.Observation(0.25, "", 0, 0, "PRODUCT#C000", 0.3),
+        new WriteShards.Observation(0.5, "PRODUCT#C001", 0.4, 0.2, "PRODUCT#C000", 0.3), // another key
+        new WriteShards.Observation(0.75, "PRODUCT#C000", 0.40, 0.30, "PRODUCT#C000", 0.3), // 10 points off
+        new WriteShards.Observation(1.0, "PRODUCT#C000", 0.33, 0.30, "PRODUCT#C000", 0.3),
+        new WriteShards.Observation(1.25, "PRODUCT#C000", 0.31, 0.30, "PRODUCT#C000", 0.3));
     assertThat(WriteShards.firstNamed(polls, "PRODUCT#C000", 0.05)).hasValue(1.0);
     assertThat(WriteShards.firstNamed(polls, "PRODUCT#C000", 0.005)).isEmpty();
     assertThat(WriteShards.firstNamed(polls, "LOW_STOCK#00", 0.05)).isEmpty();
+    assertThat(polls).filteredOn(o -> o.right(0.05)).extracting(WriteShards.Observation::seconds).containsExactly(1.0, 1.25);
+    // A near tie counts as right: the detector may name either of two keys half a point apart.
+    assertThat(new WriteShards.Observation(2, "LOW_STOCK#00", 0.25, 0.248, "PRODUCT#C000", 0.251).right(0.05)).isTrue();
   }
 
   @Test
@@ -51,5 +54,20 @@ class WriteShardsTest {
   void shardsOfCelebrity_countsDistinctShards() {
     assertThat(WriteShards.shardsOfCelebrity(1)).isEqualTo(1);
     assertThat(WriteShards.shardsOfCelebrity(64)).isBetween(1L, (long) WriteShards.WAREHOUSES);
+  }
+
+  @Test
+  void truth_isTheKeysShareOverTheDetectorsWindow_notSinceTheStart() {
+    long slot = dev.warehouse.runtime.hotkeys.HotKeys.SLOT.toMillis();
+    long t0 = 1_000 * slot; // a slot boundary
+    WriteShards.Truth truth = new WriteShards.Truth();
+    truth.add(t0, Map.of("A", 100L, "B", 100L));
+    truth.add(t0 + 6 * slot, Map.of("A", 100L, "B", 100L));
+    truth.add(t0 + 7 * slot, Map.of("A", 130L, "B", 100L, "C", 10L));
+    // At t0 + 7 slots the window began at t0 + 2 slots; the last snapshot by then is t0's: only what came after counts.
+    assertThat(truth.share("A", t0 + 7 * slot)).isCloseTo(30.0 / 40, within(1e-9));
+    // Early on, the window reaches back before the first snapshot: everything counted so far.
+    assertThat(truth.share("A", t0)).isEqualTo(0.5);
+    assertThat(WriteShards.minus(Map.of("A", 5L, "B", 2L), Map.of("A", 3L, "B", 2L))).containsExactly(Map.entry("A", 2L));
   }
 }
