@@ -6,6 +6,7 @@ import com.google.rpc.ErrorInfo;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.CallOptions;
+import io.grpc.ChannelCredentials;
 import io.grpc.ConnectivityState;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -75,10 +76,11 @@ public final class Backend implements AutoCloseable {
   /**
    * @param circuitBreaker    must ignore {@link CallerCancellation}
    * @param minForwardBudget  the least time left before a caller's deadline with which a call is forwarded
+   * @param credentials       how the channels to the instances are secured
    */
   public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, List<String> addresses,
       CircuitBreaker circuitBreaker, Duration defaultDeadline, Duration minForwardBudget, MeterRegistry meters,
-      EventLoopGroup eventLoops) {
+      EventLoopGroup eventLoops, ChannelCredentials credentials) {
     if (!circuitBreaker.getCircuitBreakerConfig().getIgnoreExceptionPredicate().test(CALLER_CANCELLATION)) {
       throw new IllegalArgumentException("circuit breaker " + circuitBreaker.getName() + " must ignore "
           + CallerCancellation.class.getName());
@@ -89,7 +91,7 @@ public final class Backend implements AutoCloseable {
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudgetNanos = minForwardBudget.toNanos();
     eventLoops.forEach(loop -> loops.add((EventLoop) loop));
-    this.channels = loops.stream().map(loop -> EventLoops.channelTo(addresses, loop)
+    this.channels = loops.stream().map(loop -> EventLoops.channelTo(addresses, loop, credentials)
         .defaultServiceConfig(BackendServiceConfig.of(service))
         // Retries are ours (below): grpc-java's retry machinery wraps every call, and cost a third of the
         // gateway's CPU per call in the proxy benchmark; ours costs nothing until a call fails.
