@@ -121,7 +121,8 @@ public final class GatewayProcess implements AutoCloseable {
     BackendHealthMonitor monitor = new BackendHealthMonitor(List.of(inventory, orders), server.health());
     MetricsServer metrics = MetricsServer.start(
         ServiceConfig.listenAddress(config.metricsBindAddress(), config.metricsPort()), registry);
-    Listening.log("gateway", config.grpcBindAddress(), server.port(), transport, metrics.address(),
+    Listening.log("gateway", config.grpcBindAddress(), server.port(), transport,
+        config.metricsBindAddress() + ":" + metrics.port(),
         config.backendTls().describe("backend_"));
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));

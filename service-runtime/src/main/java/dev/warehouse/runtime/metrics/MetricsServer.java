@@ -39,11 +39,6 @@ public final class MetricsServer implements AutoCloseable {
     return http.getAddress().getPort();
   }
 
-  /** host:port it listens on, for the start-up log. */
-  public String address() {
-    return http.getAddress().getAddress().getHostAddress() + ":" + port();
-  }
-
   private static void respond(HttpExchange exchange, PrometheusMeterRegistry registry) throws IOException {
     try (exchange) {
       if (!"GET".equals(exchange.getRequestMethod())) {

@@ -105,7 +105,7 @@ public final class ServiceProcess implements AutoCloseable {
         ? MetricsServer.start(ServiceConfig.listenAddress(config.metricsBindAddress(), config.metricsPort()), registry)
         : null;
     Listening.log(config.serviceName(), config.grpcBindAddress(), server.port(), transport,
-        metrics == null ? "none" : metrics.address());
+        metrics == null ? "none" : config.metricsBindAddress() + ":" + metrics.port());
     log.info("event=started service=" + config.serviceName() + " grpc_port=" + server.port()
         + " metrics_port=" + (metrics == null ? -1 : metrics.port())
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
