@@ -21,6 +21,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingClientInterceptor;
+import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -198,7 +199,8 @@ public final class Backend implements AutoCloseable {
       }
 
       @Override
-      public void onError(Throwable t) {
+      public void onError(Throwable received) {
+        Throwable t = asTransportFailure(received);
         Status.Code code = Status.fromThrowable(t).getCode();
         if (code == Status.Code.UNAVAILABLE && attemptsLeft > 1 && !context.isCancelled()
             && budget.timeRemaining(TimeUnit.NANOSECONDS) >= minForwardBudgetNanos) {
@@ -227,6 +229,27 @@ public final class Backend implements AutoCloseable {
         response.onCompleted();
       }
     });
+  }
+
+  /**
+   * A connection that closes under a call: grpc-java reports it as UNAVAILABLE in plaintext, but over TLS,
+   * when the close meets the call's write, as UNKNOWN "channel closed" (grpc-java issue 10120). Both are the
+   * transport failing, not the backend answering: this makes the second UNAVAILABLE too, so it is retried
+   * and counted as plaintext's is. Only our client's own failure carries the closed channel as its cause; an
+   * UNKNOWN that a backend sent has none, and is passed on as it came.
+   */
+  static Throwable asTransportFailure(Throwable failure) {
+    Status status = Status.fromThrowable(failure);
+    if (status.getCode() != Status.Code.UNKNOWN) {
+      return failure;
+    }
+    for (Throwable cause = status.getCause(); cause != null; cause = cause.getCause()) {
+      if (cause instanceof ClosedChannelException) {
+        return Status.UNAVAILABLE.withDescription("the connection to the backend closed").withCause(cause)
+            .asRuntimeException();
+      }
+    }
+    return failure;
   }
 
   @Override
