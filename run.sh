@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Runs the system locally: moto (through our serializing launcher) and the services.
 # Builds the jars when missing. Ctrl-C stops everything this script started.
+# The gateway calls the services over mutual TLS; its own port is plaintext on loopback, or with --tls
+# mutual TLS too. Certificates come from a local CA made on first start (see docs/security.md).
 set -euo pipefail
 cd "$(dirname "$0")"
+
+GATEWAY_TLS=false
+for arg in "$@"; do
+  case "$arg" in
+    --tls) GATEWAY_TLS=true ;;
+    *) echo "usage: ./run.sh [--tls]" >&2; exit 2 ;;
+  esac
+done
 
 MOTO_PORT="${MOTO_PORT:-5000}"
 INVENTORY_GRPC_PORT="${INVENTORY_GRPC_PORT:-50052}"
@@ -13,6 +23,7 @@ GATEWAY_GRPC_PORT="${GATEWAY_GRPC_PORT:-50051}"
 GATEWAY_METRICS_PORT="${GATEWAY_METRICS_PORT:-9091}"
 PYTHON="${MOTO_PYTHON:-python3}"
 LOGS="${LOGS:-target/run-logs}"
+CERTS="${CERTS:-target/run-certs}" # private keys: under target/, which git ignores
 mkdir -p "$LOGS"
 
 if ! "$PYTHON" -c 'import moto' 2>/dev/null; then
@@ -25,6 +36,12 @@ if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-servi
   echo "building the service jars (first run) ..."
   ./mvnw -B -q -DskipTests package
 fi
+
+# A local CA and one certificate per process, made on first start and reused after (renewed when close
+# to expiry). The project's own code makes them: nothing else to install.
+java -jar gateway/target/gateway.jar certs "$CERTS"
+GATEWAY_ID=spiffe://warehouse.local/gateway
+SERVICE_IDS=spiffe://warehouse.local/inventory-service,spiffe://warehouse.local/order-service
 
 pids=()
 stop_all() {
@@ -54,44 +71,66 @@ wait_for_port moto "$MOTO_PORT" "${pids[-1]}"
 # One key per run, shared by every instance, so page tokens work across instances.
 PAGE_TOKEN_KEY="${PAGE_TOKEN_KEY:-$(head -c 32 /dev/urandom | base64)}"
 export DYNAMODB_ENDPOINT="http://127.0.0.1:$MOTO_PORT" TABLE_AUTO_CREATE=true PAGE_TOKEN_KEY
+# Every port on loopback only; every process trusts the local CA.
+export GRPC_BIND_ADDRESS=127.0.0.1 METRICS_BIND_ADDRESS=127.0.0.1 TLS_CA_FILE="$CERTS/ca.pem"
 
+# The services: mutual TLS, and only the gateway's identity may call them (health: any certificate of the CA).
 GRPC_PORT="$INVENTORY_GRPC_PORT" METRICS_PORT="$INVENTORY_METRICS_PORT" \
+  GRPC_TLS_MODE=mtls TLS_TRUSTED_PEERS="$GATEWAY_ID" \
+  TLS_CERT_FILE="$CERTS/inventory-service.pem" TLS_KEY_FILE="$CERTS/inventory-service-key.pem" \
   java -Xmx256m -jar inventory-service/target/inventory-service.jar >"$LOGS/inventory-service.log" 2>&1 &
 pids+=($!)
 wait_for_port inventory-service "$INVENTORY_GRPC_PORT" "${pids[-1]}"
 
 GRPC_PORT="$ORDER_GRPC_PORT" METRICS_PORT="$ORDER_METRICS_PORT" \
+  GRPC_TLS_MODE=mtls TLS_TRUSTED_PEERS="$GATEWAY_ID" \
+  TLS_CERT_FILE="$CERTS/order-service.pem" TLS_KEY_FILE="$CERTS/order-service-key.pem" \
   java -Xmx256m -jar order-service/target/order-service.jar >"$LOGS/order-service.log" 2>&1 &
 pids+=($!)
 wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
 
+# The gateway: calls the services over mutual TLS with its own certificate, checking theirs; its client
+# port is plaintext (loopback only), or mutual TLS with --tls.
+if [ "$GATEWAY_TLS" = true ]; then GATEWAY_MODE=mtls; else GATEWAY_MODE=plaintext; fi
 GRPC_PORT="$GATEWAY_GRPC_PORT" METRICS_PORT="$GATEWAY_METRICS_PORT" \
   INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" ORDER_ADDRESSES="127.0.0.1:$ORDER_GRPC_PORT" \
+  GRPC_TLS_MODE="$GATEWAY_MODE" BACKEND_TLS_MODE=mtls BACKEND_TRUSTED_PEERS="$SERVICE_IDS" \
+  TLS_CERT_FILE="$CERTS/gateway.pem" TLS_KEY_FILE="$CERTS/gateway-key.pem" \
   java -Xmx256m -jar gateway/target/gateway.jar >"$LOGS/gateway.log" 2>&1 &
 pids+=($!)
 wait_for_port gateway "$GATEWAY_GRPC_PORT" "${pids[-1]}"
 
 # Waits until every service is SERVING through the gateway, then writes what is missing.
-java -jar gateway/target/gateway.jar load-demo-data "127.0.0.1:$GATEWAY_GRPC_PORT"
+if [ "$GATEWAY_TLS" = true ]; then
+  java -jar gateway/target/gateway.jar load-demo-data --cacert "$CERTS/ca.pem" --cert "$CERTS/client.pem" \
+    --key "$CERTS/client-key.pem" "127.0.0.1:$GATEWAY_GRPC_PORT"
+  GRPCURL="grpcurl -cacert $CERTS/ca.pem -cert $CERTS/client.pem -key $CERTS/client-key.pem"
+else
+  java -jar gateway/target/gateway.jar load-demo-data "127.0.0.1:$GATEWAY_GRPC_PORT"
+  GRPCURL="grpcurl -plaintext"
+fi
 
 G="localhost:$GATEWAY_GRPC_PORT"
 cat <<INFO
 
-  gateway             127.0.0.1:$GATEWAY_GRPC_PORT   metrics http://127.0.0.1:$GATEWAY_METRICS_PORT/metrics   <- point clients here
-  inventory-service   127.0.0.1:$INVENTORY_GRPC_PORT   metrics http://127.0.0.1:$INVENTORY_METRICS_PORT/metrics
-  order-service       127.0.0.1:$ORDER_GRPC_PORT   metrics http://127.0.0.1:$ORDER_METRICS_PORT/metrics
+  gateway             127.0.0.1:$GATEWAY_GRPC_PORT ($GATEWAY_MODE)   metrics http://127.0.0.1:$GATEWAY_METRICS_PORT/metrics   <- point clients here
+  inventory-service   127.0.0.1:$INVENTORY_GRPC_PORT (mtls, gateway only)   metrics http://127.0.0.1:$INVENTORY_METRICS_PORT/metrics
+  order-service       127.0.0.1:$ORDER_GRPC_PORT (mtls, gateway only)   metrics http://127.0.0.1:$ORDER_METRICS_PORT/metrics
   moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
+  certificates        $CERTS/ (local CA; rotate: java -jar gateway/target/gateway.jar certs $CERTS --renew)
   logs                $LOGS/
 
 One grpcurl per access pattern (reflection is on; no .proto files needed):
-  grpcurl -plaintext $G list
-  A1 grpcurl -plaintext -d '{"serial_number":"SN-98471"}' $G warehouse.inventory.v1.InventoryService/GetSerialItem
-  A2 grpcurl -plaintext -d '{"product_id":"P100","warehouse_id":"W2"}' $G warehouse.inventory.v1.InventoryService/GetProductInventory
-  A3 grpcurl -plaintext -d '{"product_id":"P100"}' $G warehouse.inventory.v1.InventoryService/ListProductWarehouses
-  A4 grpcurl -plaintext -d '{"warehouse_id":"W1"}' $G warehouse.inventory.v1.InventoryService/ListWarehouseProducts
-  A5 grpcurl -plaintext -d '{"customer_id":"C4821","date_prefix":"2026-07"}' $G warehouse.order.v1.OrderService/ListCustomerOrders
-  A6 grpcurl -plaintext -d '{"order_id":"O900"}' $G warehouse.order.v1.OrderService/GetOrder
-  A7 grpcurl -plaintext -d '{}' $G warehouse.inventory.v1.InventoryService/ListLowStock
+  $GRPCURL $G list
+  A1 $GRPCURL -d '{"serial_number":"SN-98471"}' $G warehouse.inventory.v1.InventoryService/GetSerialItem
+  A2 $GRPCURL -d '{"product_id":"P100","warehouse_id":"W2"}' $G warehouse.inventory.v1.InventoryService/GetProductInventory
+  A3 $GRPCURL -d '{"product_id":"P100"}' $G warehouse.inventory.v1.InventoryService/ListProductWarehouses
+  A4 $GRPCURL -d '{"warehouse_id":"W1"}' $G warehouse.inventory.v1.InventoryService/ListWarehouseProducts
+  A5 $GRPCURL -d '{"customer_id":"C4821","date_prefix":"2026-07"}' $G warehouse.order.v1.OrderService/ListCustomerOrders
+  A6 $GRPCURL -d '{"order_id":"O900"}' $G warehouse.order.v1.OrderService/GetOrder
+  A7 $GRPCURL -d '{}' $G warehouse.inventory.v1.InventoryService/ListLowStock
+  a service directly (mTLS; health answers any certificate of the CA, everything else only the gateway's):
+     grpcurl -cacert $CERTS/ca.pem -cert $CERTS/client.pem -key $CERTS/client-key.pem localhost:$INVENTORY_GRPC_PORT grpc.health.v1.Health/Check
   consistency audit (orders):            DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar order-service/target/order-service.jar audit
   consistency audit (low-stock markers): DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar inventory-service/target/inventory-service.jar audit
 

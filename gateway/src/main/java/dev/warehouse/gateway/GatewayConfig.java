@@ -2,6 +2,8 @@ package dev.warehouse.gateway;
 
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.tls.ChannelTlsConfig;
+import dev.warehouse.runtime.tls.TlsConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +20,13 @@ import java.util.Map;
  * @param shutdownDrain      {@code SHUTDOWN_DRAIN_MS}: how long shutdown keeps serving after health turns
  *                           NOT_SERVING, before it refuses new calls
  * @param shutdownGrace      {@code SHUTDOWN_GRACE_SECONDS}: how long shutdown then waits for in-flight calls
+ * @param grpcBindAddress    {@code GRPC_BIND_ADDRESS}: the address the client port listens on; {@code 0.0.0.0}
+ *                           (default) is every interface
+ * @param metricsBindAddress {@code METRICS_BIND_ADDRESS}: the address the metrics endpoint listens on, likewise
+ * @param tls                {@code GRPC_TLS_MODE} and {@code TLS_*}: how the client port is secured, and the
+ *                           gateway's own certificate and CA, which its backend channels use too
+ * @param backendTls         {@code BACKEND_TLS_MODE}, {@code BACKEND_TRUSTED_PEERS}: how the calls to the services
+ *                           are secured, and the identities their certificates must carry
  */
 public record GatewayConfig(
     int grpcPort,
@@ -28,7 +37,11 @@ public record GatewayConfig(
     Duration minForwardBudget,
     Duration circuitOpenFor,
     Duration shutdownDrain,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    String grpcBindAddress,
+    String metricsBindAddress,
+    TlsConfig tls,
+    ChannelTlsConfig backendTls) {
 
   public static final int DEFAULT_GRPC_PORT = 50051;
   public static final int DEFAULT_METRICS_PORT = 9091;
@@ -37,6 +50,22 @@ public record GatewayConfig(
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(5);
   public static final Duration DEFAULT_MIN_FORWARD_BUDGET = Duration.ofMillis(50);
   public static final Duration DEFAULT_CIRCUIT_OPEN = Duration.ofSeconds(5);
+
+  /** A plaintext gateway on every interface, calling plaintext backends: what tests that build the record mean. */
+  public GatewayConfig(int grpcPort, int metricsPort, List<String> inventoryAddresses, List<String> orderAddresses,
+      Duration defaultDeadline, Duration minForwardBudget, Duration circuitOpenFor, Duration shutdownDrain,
+      Duration shutdownGrace) {
+    this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline, minForwardBudget, circuitOpenFor,
+        shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES, ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT,
+        ChannelTlsConfig.PLAINTEXT);
+  }
+
+  /** The same gateway with other TLS settings. */
+  public GatewayConfig withTls(TlsConfig tls, ChannelTlsConfig backendTls) {
+    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline,
+        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
+        backendTls);
+  }
 
   public static GatewayConfig fromEnvironment(Map<String, String> env) {
     EnvReader reader = new EnvReader(env);
@@ -53,6 +82,7 @@ public record GatewayConfig(
   }
 
   private static GatewayConfig read(EnvReader reader) {
+    TlsConfig tls = TlsConfig.read(reader);
     GatewayConfig config = new GatewayConfig(
         reader.port("GRPC_PORT", DEFAULT_GRPC_PORT),
         reader.port("METRICS_PORT", DEFAULT_METRICS_PORT),
@@ -63,7 +93,11 @@ public record GatewayConfig(
         Duration.ofSeconds(reader.positiveLong("CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
         Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", ServiceConfig.DEFAULT_SHUTDOWN_DRAIN.toMillis())),
         Duration.ofSeconds(
-            reader.positiveLong("SHUTDOWN_GRACE_SECONDS", ServiceConfig.DEFAULT_SHUTDOWN_GRACE.getSeconds())));
+            reader.positiveLong("SHUTDOWN_GRACE_SECONDS", ServiceConfig.DEFAULT_SHUTDOWN_GRACE.getSeconds())),
+        reader.bindAddress("GRPC_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
+        reader.bindAddress("METRICS_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
+        tls,
+        ChannelTlsConfig.read(reader, "BACKEND_", tls));
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
       reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()
@@ -81,6 +115,10 @@ public record GatewayConfig(
         + " min_forward_budget_ms=" + minForwardBudget.toMillis()
         + " circuit_open_s=" + circuitOpenFor.getSeconds()
         + " shutdown_drain_ms=" + shutdownDrain.toMillis()
-        + " shutdown_grace_s=" + shutdownGrace.getSeconds();
+        + " shutdown_grace_s=" + shutdownGrace.getSeconds()
+        + " grpc_bind_address=" + grpcBindAddress
+        + " metrics_bind_address=" + metricsBindAddress
+        + " " + tls.describe()
+        + " " + backendTls.describe("backend_");
   }
 }

@@ -1,5 +1,6 @@
 package dev.warehouse.gateway;
 
+import dev.warehouse.gateway.tools.CertsCommand;
 import dev.warehouse.gateway.tools.DemoData;
 import dev.warehouse.runtime.server.ServiceMain;
 import java.util.Arrays;
@@ -7,8 +8,9 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Starts the gateway ({@code java -jar gateway.jar}), or loads the demo data through a running
- * gateway ({@code java -jar gateway.jar load-demo-data [host:port]}).
+ * Starts the gateway ({@code java -jar gateway.jar}), loads the demo data through a running gateway
+ * ({@code java -jar gateway.jar load-demo-data [options] [host:port]}), or makes the local CA and
+ * certificates ({@code java -jar gateway.jar certs DIR [--renew]}).
  */
 public final class GatewayMain {
 
@@ -23,6 +25,9 @@ public final class GatewayMain {
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("load-demo-data")) {
       System.exit(DemoData.run(Arrays.copyOfRange(args, 1, args.length), System.out));
+    }
+    if (args.length > 0 && args[0].equals("certs")) {
+      System.exit(CertsCommand.run(Arrays.copyOfRange(args, 1, args.length), System.out));
     }
     GatewayConfig config = GatewayConfig.fromEnvironment(System.getenv());
     GatewayProcess gateway;

@@ -9,19 +9,21 @@ import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderServiceProto;
+import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
+import dev.warehouse.runtime.server.Listening;
 import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.tls.TransportSecurity;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.ChannelCredentials;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,20 +57,25 @@ public final class GatewayProcess implements AutoCloseable {
   private final BackendHealthMonitor monitor;
   private final GatewayAdminEndpoint admin;
   private final EventLoopGroup eventLoops;
+  private final TransportSecurity transport;
 
   private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends, BackendHealthMonitor monitor,
-      GatewayAdminEndpoint admin, EventLoopGroup eventLoops) {
+      GatewayAdminEndpoint admin, EventLoopGroup eventLoops, TransportSecurity transport) {
     this.server = server;
     this.metrics = metrics;
     this.backends = backends;
     this.monitor = monitor;
     this.admin = admin;
     this.eventLoops = eventLoops;
+    this.transport = transport;
   }
 
   public static GatewayProcess start(GatewayConfig config) throws IOException {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
+    // One identity and CA for the client port and the backend channels (the admin endpoint's too).
+    TransportSecurity transport = TransportSecurity.load(config.tls());
+    ChannelCredentials backendCredentials = transport.channelCredentials(config.backendTls());
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus("gateway");
     CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
@@ -85,21 +92,21 @@ public final class GatewayProcess implements AutoCloseable {
     EventLoopGroup eventLoops = EventLoops.group(Runtime.getRuntime().availableProcessors());
     Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
         config.inventoryAddresses(), circuits.circuitBreaker(INVENTORY_SERVICE), config.defaultDeadline(),
-        config.minForwardBudget(), registry, eventLoops);
+        config.minForwardBudget(), registry, eventLoops, backendCredentials);
     Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
         config.orderAddresses(), circuits.circuitBreaker(ORDER_SERVICE), config.defaultDeadline(),
-        config.minForwardBudget(), registry, eventLoops);
+        config.minForwardBudget(), registry, eventLoops, backendCredentials);
 
     // Not forwarded: ListHotKeys asks every instance and adds their counts up.
     Map<String, List<String>> instances = new LinkedHashMap<>();
     instances.put(INVENTORY_SERVICE, config.inventoryAddresses());
     instances.put(ORDER_SERVICE, config.orderAddresses());
     GatewayAdminEndpoint admin = new GatewayAdminEndpoint(instances, eventLoops, config.defaultDeadline(),
-        config.minForwardBudget());
+        config.minForwardBudget(), backendCredentials);
 
     // Forwarding never blocks: the event loop hands each call straight to its backend call.
     ServiceServer server = new ServiceServer(
-        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort()))
+        transport.serverBuilder(ServiceConfig.listenAddress(config.grpcBindAddress(), config.grpcPort()))
             .bossEventLoopGroup(eventLoops)
             .workerEventLoopGroup(eventLoops)
             .channelType(EventLoops.serverChannel())
@@ -110,11 +117,16 @@ public final class GatewayProcess implements AutoCloseable {
         config.shutdownDrain(),
         config.shutdownGrace());
     server.start();
+    transport.watchFiles();
     BackendHealthMonitor monitor = new BackendHealthMonitor(List.of(inventory, orders), server.health());
-    MetricsServer metrics = MetricsServer.start(config.metricsPort(), registry);
+    MetricsServer metrics = MetricsServer.start(
+        ServiceConfig.listenAddress(config.metricsBindAddress(), config.metricsPort()), registry);
+    Listening.log("gateway", config.grpcBindAddress(), server.port(), transport,
+        config.metricsBindAddress() + ":" + metrics.port(),
+        config.backendTls().describe("backend_"));
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, admin, eventLoops);
+    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, admin, eventLoops, transport);
   }
 
   public int grpcPort() {
@@ -147,6 +159,7 @@ public final class GatewayProcess implements AutoCloseable {
     admin.close();
     eventLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
     metrics.close();
+    transport.close();
     log.info("event=stopped service=gateway");
   }
 }

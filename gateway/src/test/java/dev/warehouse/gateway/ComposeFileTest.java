@@ -2,14 +2,21 @@ package dev.warehouse.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warehouse.gateway.tools.CertsCommand;
+import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.order.OrderMain;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.server.HealthProbe;
+import dev.warehouse.runtime.tls.PeerIdentity;
+import dev.warehouse.runtime.tls.TlsConfig;
+import dev.warehouse.runtime.tls.TransportSecurity;
+import dev.warehouse.runtime.tls.TrustedPeers;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,23 +24,27 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.Yaml;
 
 /**
  * No Docker engine runs here, so docker-compose.yml is kept honest by reading it: every variable it
  * sets is one the process reads, ports agree with the processes' defaults, the health checks, the
- * Prometheus targets and the local stack (run.sh), and every file it mounts or builds from exists.
+ * Prometheus targets and the local stack (run.sh), every file it mounts or builds from exists, and its
+ * TLS settings name the files and identities the {@code certs} service makes and hold together.
  */
 class ComposeFileTest {
 
   private static final Path ROOT = StackProcess.ROOT;
   private static final Pattern COMPOSE_DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(us|ms|s|m|h)");
+  private static final String CERTS_MOUNT = "/certs";
+  private static Map<String, Object> compose;
   private static Map<String, Map<String, Object>> services;
 
   @BeforeAll
   @SuppressWarnings("unchecked")
   static void read() throws IOException {
-    Map<String, Object> compose = new Yaml().load(Files.readString(ROOT.resolve("docker-compose.yml")));
+    compose = new Yaml().load(Files.readString(ROOT.resolve("docker-compose.yml")));
     services = (Map<String, Map<String, Object>>) compose.get("services");
   }
 
@@ -61,7 +72,7 @@ class ComposeFileTest {
   @Test
   void startsEveryPartOfTheSystem() {
     assertThat(services).containsOnlyKeys(
-        "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "grafana");
+        "certs", "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "grafana");
     services.forEach((name, service) -> {
       Object image = service.get("image");
       assertThat(image).as(name + " image").isNotNull();
@@ -92,7 +103,10 @@ class ComposeFileTest {
     assertThat(variables).as(name + " reads").containsAll(env(name).keySet());
     assertThat(env(name)).containsEntry("GRPC_PORT", Integer.toString(grpcPort))
         .containsEntry("METRICS_PORT", Integer.toString(metricsPort));
-    assertThat(list(name, "ports")).contains(grpcPort + ":" + grpcPort, metricsPort + ":" + metricsPort);
+    // A plaintext gRPC port is published on the host's loopback only, as run.sh binds it.
+    String grpcPublished = env(name).getOrDefault("GRPC_TLS_MODE", "plaintext").equals("plaintext")
+        ? "127.0.0.1:" + grpcPort + ":" + grpcPort : grpcPort + ":" + grpcPort;
+    assertThat(list(name, "ports")).contains(grpcPublished, metricsPort + ":" + metricsPort);
     assertThat(healthcheck(name)).containsExactly("CMD", "java", "-cp", "/app/app.jar", HealthProbe.class.getName(),
         Integer.toString(grpcPort));
     assertThat(buildModule(name)).isEqualTo(name);
@@ -164,19 +178,72 @@ class ComposeFileTest {
     assertThat(services.get("init").get("image")).isEqualTo(services.get("gateway").get("image"));
   }
 
+  /** A one-shot service (restart "no") is waited for until it finished well; every other until healthy. */
   @Test
   @SuppressWarnings("unchecked")
-  void everyDependency_waitsForHealth_andEveryDependedOnServiceHasAHealthCheck() {
+  void everyDependency_waitsForHealth_orForAOneShotToSucceed_andEveryDependedOnServiceHasAHealthCheck() {
     services.forEach((name, service) -> {
       Map<String, Map<String, String>> dependsOn = (Map<String, Map<String, String>>) service.get("depends_on");
       if (dependsOn == null) {
         return;
       }
       dependsOn.forEach((dependency, condition) -> {
-        assertThat(condition).as(name + " -> " + dependency).containsEntry("condition", "service_healthy");
-        assertThat(services.get(dependency)).as(dependency).containsKey("healthcheck");
+        if ("no".equals(services.get(dependency).get("restart"))) {
+          assertThat(condition).as(name + " -> " + dependency).containsEntry("condition", "service_completed_successfully");
+        } else {
+          assertThat(condition).as(name + " -> " + dependency).containsEntry("condition", "service_healthy");
+          assertThat(services.get(dependency)).as(dependency).containsKey("healthcheck");
+        }
       });
     });
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void certs_isAOneShotOfTheGatewayImage_writingTheVolumeThatTheServersReadOnly() throws IOException {
+    assertThat(list("certs", "command")).containsExactly("certs", CERTS_MOUNT);
+    assertThat(services.get("certs").get("image")).isEqualTo(services.get("gateway").get("image"));
+    assertThat(services.get("certs").get("restart")).isEqualTo("no");
+    assertThat(list("certs", "volumes")).containsExactly("certs:" + CERTS_MOUNT);
+    assertThat((Map<String, Object>) compose.get("volumes")).containsKey("certs");
+    for (String name : List.of("inventory-service", "order-service", "gateway")) {
+      assertThat(list(name, "volumes")).as(name).contains("certs:" + CERTS_MOUNT + ":ro");
+      assertThat((Map<String, Object>) services.get(name).get("depends_on")).as(name).containsKey("certs");
+    }
+    // A new volume takes the owner of the image's directory: the non-root user must own it to write there.
+    assertThat(Files.readString(ROOT.resolve("Dockerfile"))).contains("mkdir " + CERTS_MOUNT + " && chown app " + CERTS_MOUNT);
+  }
+
+  /**
+   * The TLS settings, with the certificates the {@code certs} service makes in place of the volume: each
+   * process's configuration reads and loads (files exist, keys match), each presents its own identity,
+   * the services trust only the gateway's, and the gateway checks exactly the services' identities.
+   */
+  @Test
+  void tlsSettings_nameTheCertificatesTheCertsServiceMakes_andHoldTogether(@TempDir Path volume) throws Exception {
+    CertsCommand.ensure(volume, false, Instant.now());
+    Map<String, String> identities = new HashMap<>();
+    for (String name : List.of("inventory-service", "order-service", "gateway")) {
+      Map<String, String> tls = new HashMap<>();
+      env(name).forEach((variable, value) -> {
+        if (variable.startsWith("TLS_") || variable.startsWith("GRPC_TLS_") || variable.startsWith("BACKEND_")) {
+          tls.put(variable, value.startsWith(CERTS_MOUNT + "/") ? volume + value.substring(CERTS_MOUNT.length()) : value);
+        }
+      });
+      TlsConfig config = TlsConfig.fromEnvironment(tls);
+      try (TransportSecurity loaded = TransportSecurity.load(config)) {
+        identities.put(name, PeerIdentity.of(loaded.certificate().orElseThrow()).orElseThrow().uri());
+      }
+      assertThat(identities.get(name)).as(name + "'s certificate").isEqualTo(LocalCa.spiffeId(name));
+    }
+    for (String service : List.of("inventory-service", "order-service")) {
+      assertThat(env(service)).containsEntry("GRPC_TLS_MODE", "mtls");
+      assertThat(TrustedPeers.of(List.of(env(service).get("TLS_TRUSTED_PEERS").split(","))).identities())
+          .as(service + " admits only the gateway").containsExactly(identities.get("gateway"));
+    }
+    assertThat(env("gateway")).containsEntry("BACKEND_TLS_MODE", "mtls");
+    assertThat(List.of(env("gateway").get("BACKEND_TRUSTED_PEERS").split(",")))
+        .containsExactlyInAnyOrder(identities.get("inventory-service"), identities.get("order-service"));
   }
 
   @Test
@@ -217,6 +284,10 @@ class ComposeFileTest {
   @Test
   void localStack_usesTheSamePortsAsCompose() throws IOException {
     String run = Files.readString(ROOT.resolve("run.sh"));
+    // The same identities and modes as compose.
+    assertThat(run).contains("GATEWAY_ID=" + env("inventory-service").get("TLS_TRUSTED_PEERS"),
+        "SERVICE_IDS=" + env("gateway").get("BACKEND_TRUSTED_PEERS"), "GRPC_TLS_MODE=mtls", "BACKEND_TLS_MODE=mtls",
+        "gateway.jar certs");
     assertThat(run).contains("GATEWAY_GRPC_PORT:-" + env("gateway").get("GRPC_PORT"),
         "GATEWAY_METRICS_PORT:-" + env("gateway").get("METRICS_PORT"),
         "INVENTORY_GRPC_PORT:-" + env("inventory-service").get("GRPC_PORT"),

@@ -3,9 +3,13 @@ package dev.warehouse.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.warehouse.runtime.tls.TlsMode;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class GatewayConfigTest {
 
@@ -41,5 +45,35 @@ class GatewayConfigTest {
         .hasMessageContaining("GRPC_PORT");
     assertThat(GatewayConfig.fromEnvironment(Map.of("MIN_FORWARD_BUDGET_MS", "499", "DEFAULT_DEADLINE_MS", "500"))
         .minForwardBudget()).isEqualTo(Duration.ofMillis(499));
+  }
+
+  @Test
+  void backendTls_readsItsModeAndTrustedServers_andNeedsTheGatewaysFiles(@TempDir Path dir) throws Exception {
+    GatewayConfig plain = GatewayConfig.fromEnvironment(Map.of());
+    assertThat(plain.backendTls().mode()).isEqualTo(TlsMode.PLAINTEXT);
+    assertThat(plain.tls().serverMode()).isEqualTo(TlsMode.PLAINTEXT);
+    assertThat(GatewayConfig.variables()).contains("GRPC_TLS_MODE", "TLS_CERT_FILE", "TLS_KEY_FILE", "TLS_CA_FILE",
+        "TLS_TRUSTED_PEERS", "TLS_REFRESH_MS", "BACKEND_TLS_MODE", "BACKEND_TRUSTED_PEERS", "GRPC_BIND_ADDRESS",
+        "METRICS_BIND_ADDRESS");
+
+    Path cert = Files.writeString(dir.resolve("c.pem"), "x");
+    Path key = Files.writeString(dir.resolve("k.pem"), "x");
+    Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
+    GatewayConfig mtls = GatewayConfig.fromEnvironment(Map.of("BACKEND_TLS_MODE", "mtls",
+        "BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service,spiffe://warehouse.local/order-service",
+        "TLS_CERT_FILE", cert.toString(), "TLS_KEY_FILE", key.toString(), "TLS_CA_FILE", ca.toString()));
+    assertThat(mtls.backendTls().mode()).isEqualTo(TlsMode.MTLS);
+    assertThat(mtls.backendTls().servers().identities()).containsExactlyInAnyOrder(
+        "spiffe://warehouse.local/inventory-service", "spiffe://warehouse.local/order-service");
+    assertThat(mtls.tls().serverMode()).as("the client port stays as it was").isEqualTo(TlsMode.PLAINTEXT);
+    assertThat(mtls.describe()).contains("grpc_tls_mode=plaintext", "backend_tls_mode=mtls");
+
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(Map.of("BACKEND_TLS_MODE", "mtls")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("BACKEND_TLS_MODE=mtls needs TLS_CA_FILE")
+        .hasMessageContaining("BACKEND_TLS_MODE=mtls needs TLS_CERT_FILE and TLS_KEY_FILE");
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(Map.of("BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/x")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("BACKEND_TRUSTED_PEERS applies only with BACKEND_TLS_MODE=tls or mtls");
   }
 }

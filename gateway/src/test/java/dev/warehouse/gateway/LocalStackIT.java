@@ -12,6 +12,7 @@ import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.admin.v1.UnansweredInstance;
+import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
@@ -37,15 +38,19 @@ import dev.warehouse.runtime.testing.Statuses;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -60,8 +65,10 @@ import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * The whole stack as separate processes, started from the runnable jars: moto (through our
- * launcher), one inventory-service, two order-service instances and the gateway. Clients talk only
- * to the gateway.
+ * launcher), one inventory-service, two order-service instances and the gateway, with certificates
+ * from the gateway jar's {@code certs} command, as run.sh makes them. The gateway calls the services
+ * over mutual TLS, and they admit only its identity; its own port is plaintext, as run.sh's. Clients
+ * talk only to the gateway.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LocalStackIT {
@@ -75,31 +82,55 @@ class LocalStackIT {
   private static StackProcess orders2;
   private static StackProcess gateway;
   private static ManagedChannel channel;
-  private static Map<String, String> serviceEnv;
+  private static Path certs;
+  private static Map<String, String> inventoryEnv;
   private static PrometheusServer prometheus;
 
   @BeforeAll
   static void startStack() throws Exception {
-    serviceEnv = Map.of(
+    Files.createDirectories(StackProcess.ROOT.resolve("gateway/target"));
+    certs = Files.createTempDirectory(StackProcess.ROOT.resolve("gateway/target"), "e2e-certs");
+    String made = StackProcess.command("certs", GATEWAY_JAR, List.of("certs", certs.toString()))
+        .runToEnd(Duration.ofSeconds(60));
+    assertThat(made).startsWith("exit=0").contains("ca=created");
+    Map<String, String> serviceEnv = Map.of(
         "DYNAMODB_ENDPOINT", MotoServer.endpoint().toString(),
         "TABLE_NAME", "e2e-" + UUID.randomUUID(),
         "TABLE_AUTO_CREATE", "true",
         "PAGE_TOKEN_KEY", Base64.getEncoder().encodeToString("e2e-only-page-token-key-32-bytes".getBytes()),
         "SHUTDOWN_GRACE_SECONDS", "5");
+    inventoryEnv = withTls(serviceEnv, "inventory-service", Map.of("GRPC_TLS_MODE", "mtls",
+        "TLS_TRUSTED_PEERS", LocalCa.spiffeId("gateway")));
+    Map<String, String> orderEnv = withTls(serviceEnv, "order-service", Map.of("GRPC_TLS_MODE", "mtls",
+        "TLS_TRUSTED_PEERS", LocalCa.spiffeId("gateway")));
     inventory = StackProcess.service("inventory-service", INVENTORY_JAR, StackProcess.freePort(), StackProcess.freePort(),
-        serviceEnv).startAndAwaitPort();
-    orders1 = StackProcess.service("order-service-1", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), serviceEnv)
+        inventoryEnv).startAndAwaitPort();
+    orders1 = StackProcess.service("order-service-1", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), orderEnv)
         .startAndAwaitPort();
-    orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), serviceEnv)
+    orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), orderEnv)
         .startAndAwaitPort();
-    gateway = StackProcess.service("gateway", GATEWAY_JAR, StackProcess.freePort(), StackProcess.freePort(), Map.of(
-        "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort,
-        "ORDER_ADDRESSES", "127.0.0.1:" + orders1.grpcPort + ",127.0.0.1:" + orders2.grpcPort,
-        "CIRCUIT_OPEN_SECONDS", "1",
-        "SHUTDOWN_GRACE_SECONDS", "5")).startAndAwaitPort();
+    gateway = StackProcess.service("gateway", GATEWAY_JAR, StackProcess.freePort(), StackProcess.freePort(),
+        withTls(Map.of(
+            "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort,
+            "ORDER_ADDRESSES", "127.0.0.1:" + orders1.grpcPort + ",127.0.0.1:" + orders2.grpcPort,
+            "CIRCUIT_OPEN_SECONDS", "1",
+            "SHUTDOWN_GRACE_SECONDS", "5"), "gateway", Map.of(
+            "BACKEND_TLS_MODE", "mtls",
+            "BACKEND_TRUSTED_PEERS", LocalCa.spiffeId("inventory-service") + "," + LocalCa.spiffeId("order-service"))))
+        .startAndAwaitPort();
     prometheus = PrometheusServer.start(List.of(inventory, orders1, orders2, gateway).stream()
         .map(p -> "127.0.0.1:" + p.metricsPort).toList());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort).usePlaintext().build();
+  }
+
+  /** {@code env} with {@code name}'s certificate files, the CA, and {@code settings}. */
+  private static Map<String, String> withTls(Map<String, String> env, String name, Map<String, String> settings) {
+    Map<String, String> all = new HashMap<>(env);
+    all.put("TLS_CERT_FILE", certs.resolve(name + ".pem").toString());
+    all.put("TLS_KEY_FILE", certs.resolve(name + "-key.pem").toString());
+    all.put("TLS_CA_FILE", certs.resolve("ca.pem").toString());
+    all.putAll(settings);
+    return all;
   }
 
   @AfterAll
@@ -245,7 +276,7 @@ class LocalStackIT {
     assertThat(orderStub().getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build()).getOrderId()).isEqualTo("O900");
 
     inventory = StackProcess.service("inventory-service-restarted", INVENTORY_JAR, inventory.grpcPort,
-        inventory.metricsPort, serviceEnv).startAndAwaitPort();
+        inventory.metricsPort, inventoryEnv).startAndAwaitPort();
     awaitHealth("warehouse.inventory.v1.InventoryService", ServingStatus.SERVING);
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     ProductInventory answer = null;
@@ -331,6 +362,31 @@ class LocalStackIT {
       }
     }
     assertThat(empty).as("dashboard queries without data").isEmpty();
+  }
+
+  /**
+   * Nothing goes around the gateway: a service refuses plaintext, and a certificate of the right CA but
+   * another identity gets PERMISSION_DENIED, except for health.
+   */
+  @Test
+  @org.junit.jupiter.api.Order(10)
+  void theServices_admitOnlyTheGateway() throws Exception {
+    GetSerialItemRequest read = GetSerialItemRequest.newBuilder().setSerialNumber("SN-98471").build();
+    ManagedChannel plaintext = NettyChannelBuilder.forAddress("127.0.0.1", inventory.grpcPort).usePlaintext().build();
+    ManagedChannel client = NettyChannelBuilder.forTarget("localhost:" + inventory.grpcPort, TlsChannelCredentials.newBuilder()
+        .trustManager(certs.resolve("ca.pem").toFile())
+        .keyManager(certs.resolve("client.pem").toFile(), certs.resolve("client-key.pem").toFile()).build()).build();
+    try {
+      assertThat(failure(() -> InventoryServiceGrpc.newBlockingStub(plaintext).withDeadlineAfter(5, TimeUnit.SECONDS)
+          .getSerialItem(read)).getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertStatus(() -> InventoryServiceGrpc.newBlockingStub(client).withDeadlineAfter(5, TimeUnit.SECONDS)
+          .getSerialItem(read), Status.Code.PERMISSION_DENIED, "PEER_NOT_TRUSTED");
+      assertThat(HealthGrpc.newBlockingStub(client).withDeadlineAfter(5, TimeUnit.SECONDS)
+          .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
+    } finally {
+      plaintext.shutdownNow();
+      client.shutdownNow();
+    }
   }
 
   private static ServingStatus health(String service) {

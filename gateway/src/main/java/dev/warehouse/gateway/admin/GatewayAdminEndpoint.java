@@ -9,6 +9,7 @@ import dev.warehouse.runtime.admin.HotKeysQuery;
 import dev.warehouse.runtime.error.DeadlineExceededException;
 import dev.warehouse.runtime.error.UnavailableException;
 import dev.warehouse.runtime.grpc.UnaryCalls;
+import io.grpc.ChannelCredentials;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.ManagedChannel;
@@ -46,13 +47,14 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
 
   /**
    * @param addresses every backend's instances, by the service name the answers carry ("inventory-service")
+   * @param credentials how the channels to them are secured, as the forwarding channels are
    */
   public GatewayAdminEndpoint(Map<String, List<String>> addresses, EventLoopGroup eventLoops, Duration defaultDeadline,
-      Duration minForwardBudget) {
+      Duration minForwardBudget, ChannelCredentials credentials) {
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudget = minForwardBudget;
     addresses.forEach((service, list) -> list.forEach(address -> instances.add(new Instance(service, address,
-        EventLoops.channelTo(List.of(address), eventLoops).build()))));
+        EventLoops.channelTo(List.of(address), eventLoops, credentials).build()))));
   }
 
   @Override

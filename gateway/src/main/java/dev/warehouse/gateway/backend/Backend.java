@@ -6,6 +6,7 @@ import com.google.rpc.ErrorInfo;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.CallOptions;
+import io.grpc.ChannelCredentials;
 import io.grpc.ConnectivityState;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -20,6 +21,7 @@ import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingClientInterceptor;
+import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,10 +77,11 @@ public final class Backend implements AutoCloseable {
   /**
    * @param circuitBreaker    must ignore {@link CallerCancellation}
    * @param minForwardBudget  the least time left before a caller's deadline with which a call is forwarded
+   * @param credentials       how the channels to the instances are secured
    */
   public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, List<String> addresses,
       CircuitBreaker circuitBreaker, Duration defaultDeadline, Duration minForwardBudget, MeterRegistry meters,
-      EventLoopGroup eventLoops) {
+      EventLoopGroup eventLoops, ChannelCredentials credentials) {
     if (!circuitBreaker.getCircuitBreakerConfig().getIgnoreExceptionPredicate().test(CALLER_CANCELLATION)) {
       throw new IllegalArgumentException("circuit breaker " + circuitBreaker.getName() + " must ignore "
           + CallerCancellation.class.getName());
@@ -89,7 +92,7 @@ public final class Backend implements AutoCloseable {
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudgetNanos = minForwardBudget.toNanos();
     eventLoops.forEach(loop -> loops.add((EventLoop) loop));
-    this.channels = loops.stream().map(loop -> EventLoops.channelTo(addresses, loop)
+    this.channels = loops.stream().map(loop -> EventLoops.channelTo(addresses, loop, credentials)
         .defaultServiceConfig(BackendServiceConfig.of(service))
         // Retries are ours (below): grpc-java's retry machinery wraps every call, and cost a third of the
         // gateway's CPU per call in the proxy benchmark; ours costs nothing until a call fails.
@@ -196,7 +199,8 @@ public final class Backend implements AutoCloseable {
       }
 
       @Override
-      public void onError(Throwable t) {
+      public void onError(Throwable received) {
+        Throwable t = asTransportFailure(received);
         Status.Code code = Status.fromThrowable(t).getCode();
         if (code == Status.Code.UNAVAILABLE && attemptsLeft > 1 && !context.isCancelled()
             && budget.timeRemaining(TimeUnit.NANOSECONDS) >= minForwardBudgetNanos) {
@@ -225,6 +229,27 @@ public final class Backend implements AutoCloseable {
         response.onCompleted();
       }
     });
+  }
+
+  /**
+   * A connection that closes under a call: grpc-java reports it as UNAVAILABLE in plaintext, but over TLS,
+   * when the close meets the call's write, as UNKNOWN "channel closed" (grpc-java issue 10120). Both are the
+   * transport failing, not the backend answering: this makes the second UNAVAILABLE too, so it is retried
+   * and counted as plaintext's is. Only our client's own failure carries the closed channel as its cause; an
+   * UNKNOWN that a backend sent has none, and is passed on as it came.
+   */
+  static Throwable asTransportFailure(Throwable failure) {
+    Status status = Status.fromThrowable(failure);
+    if (status.getCode() != Status.Code.UNKNOWN) {
+      return failure;
+    }
+    for (Throwable cause = status.getCause(); cause != null; cause = cause.getCause()) {
+      if (cause instanceof ClosedChannelException) {
+        return Status.UNAVAILABLE.withDescription("the connection to the backend closed").withCause(cause)
+            .asRuntimeException();
+      }
+    }
+    return failure;
   }
 
   @Override

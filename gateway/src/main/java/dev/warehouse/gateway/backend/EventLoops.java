@@ -1,5 +1,6 @@
 package dev.warehouse.gateway.backend;
 
+import io.grpc.ChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
@@ -41,13 +42,14 @@ public final class EventLoops {
   }
 
   /**
-   * A plaintext channel to {@code addresses} (host:port each) on {@code loops}, whose callbacks run on
-   * the I/O thread that got the answer: no hand-off.
+   * A channel to {@code addresses} (host:port each) on {@code loops}, secured by {@code credentials} (the
+   * gateway's {@code BACKEND_TLS_MODE}), whose callbacks run on the I/O thread that got the answer: no
+   * hand-off. Health checks of the balanced channels travel on it too.
    */
-  public static NettyChannelBuilder channelTo(List<String> addresses, EventLoopGroup loops) {
+  public static NettyChannelBuilder channelTo(List<String> addresses, EventLoopGroup loops,
+      ChannelCredentials credentials) {
     StaticAddressResolverProvider.register();
-    return NettyChannelBuilder.forTarget(StaticAddressResolverProvider.target(addresses))
-        .usePlaintext()
+    return NettyChannelBuilder.forTarget(StaticAddressResolverProvider.target(addresses), credentials)
         .eventLoopGroup(loops)
         .channelType(clientChannel())
         .directExecutor();

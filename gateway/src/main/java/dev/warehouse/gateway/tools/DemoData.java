@@ -11,15 +11,22 @@ import dev.warehouse.inventory.v1.SerialItem;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.File;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -44,10 +51,36 @@ public final class DemoData {
 
   private DemoData() {}
 
-  /** Returns the exit status: 0 loaded (or already there), 1 failed. */
+  /**
+   * {@code load-demo-data [--cacert FILE [--cert FILE --key FILE]] [host:port]}: plaintext, or TLS trusting
+   * the CA bundle {@code --cacert} (and presenting a client certificate, when the gateway wants one), as
+   * grpcurl's options of the same names. Returns the exit status: 0 loaded (or already there), 1 failed,
+   * 2 bad arguments.
+   */
   public static int run(String[] args, PrintStream out) throws InterruptedException {
-    String target = args.length > 0 ? args[0] : DEFAULT_TARGET;
-    ManagedChannel channel = NettyChannelBuilder.forTarget(target).usePlaintext().build();
+    String target = DEFAULT_TARGET;
+    Map<String, File> files = new HashMap<>();
+    for (int i = 0; i < args.length; i++) {
+      if (List.of("--cacert", "--cert", "--key").contains(args[i]) && i + 1 < args.length) {
+        files.put(args[i], new File(args[++i]));
+      } else if (!args[i].startsWith("-")) {
+        target = args[i];
+      } else {
+        return usage(out);
+      }
+    }
+    if (files.containsKey("--cert") != files.containsKey("--key")
+        || (files.containsKey("--cert") && !files.containsKey("--cacert"))) {
+      return usage(out);
+    }
+    ChannelCredentials credentials;
+    try {
+      credentials = credentials(files);
+    } catch (IOException e) {
+      out.println("demo data: failed: cannot read " + e.getMessage());
+      return 1;
+    }
+    ManagedChannel channel = NettyChannelBuilder.forTarget(target, credentials).build();
     try {
       awaitServing(channel, out);
       int written = load(channel);
@@ -59,6 +92,22 @@ public final class DemoData {
     } finally {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
+  }
+
+  private static int usage(PrintStream out) {
+    out.println("usage: load-demo-data [--cacert FILE [--cert FILE --key FILE]] [host:port]");
+    return 2;
+  }
+
+  private static ChannelCredentials credentials(Map<String, File> files) throws IOException {
+    if (!files.containsKey("--cacert")) {
+      return InsecureChannelCredentials.create();
+    }
+    TlsChannelCredentials.Builder tls = TlsChannelCredentials.newBuilder().trustManager(files.get("--cacert"));
+    if (files.containsKey("--cert")) {
+      tls.keyManager(files.get("--cert"), files.get("--key"));
+    }
+    return tls.build();
   }
 
   /** Writes what is missing; returns how many writes it made. */

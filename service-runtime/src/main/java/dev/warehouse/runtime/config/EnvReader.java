@@ -1,10 +1,13 @@
 package dev.warehouse.runtime.config;
 
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -147,6 +150,63 @@ public final class EnvReader {
       addresses.add(address);
     }
     return List.copyOf(addresses);
+  }
+
+  /** One of {@code allowed} (lower case; read case-insensitively). */
+  public String choice(String name, String fallback, List<String> allowed) {
+    String value = string(name, fallback).toLowerCase(Locale.ROOT);
+    if (!allowed.contains(value)) {
+      problems.add(name + " must be one of " + String.join(", ", allowed) + ", got '" + value + "'");
+      return fallback;
+    }
+    return value;
+  }
+
+  /** The path of a file that must exist and be readable at start-up; empty when the variable is unset. */
+  public Optional<Path> readableFile(String name) {
+    String value = string(name, "");
+    if (value.isEmpty()) {
+      return Optional.empty();
+    }
+    Path path = Path.of(value);
+    if (!Files.isRegularFile(path) || !Files.isReadable(path)) {
+      problems.add(name + " must name a readable file, got '" + value + "'");
+      return Optional.empty();
+    }
+    return Optional.of(path);
+  }
+
+  /** A comma-separated list of absolute URIs, such as {@code spiffe://warehouse.local/gateway}; may be empty. */
+  public List<String> uris(String name) {
+    String value = string(name, "");
+    List<String> uris = new ArrayList<>();
+    for (String part : value.split(",")) {
+      String uri = part.trim();
+      if (uri.isEmpty()) {
+        continue;
+      }
+      try {
+        if (URI.create(uri).getScheme() == null) {
+          throw new IllegalArgumentException("no scheme");
+        }
+        uris.add(uri);
+      } catch (IllegalArgumentException e) {
+        problems.add(name + " must be URIs such as spiffe://warehouse.local/gateway, separated by commas, got '"
+            + value + "'");
+        return List.of();
+      }
+    }
+    return List.copyOf(uris);
+  }
+
+  /** An address to listen on: an IP address or host name; the fallback {@code 0.0.0.0} means every interface. */
+  public String bindAddress(String name, String fallback) {
+    String value = string(name, fallback);
+    if (value.contains(":") && !value.startsWith("[") && value.chars().filter(c -> c == ':').count() == 1) {
+      problems.add(name + " must be an address without a port (the port has its own variable), got '" + value + "'");
+      return fallback;
+    }
+    return value.startsWith("[") && value.endsWith("]") ? value.substring(1, value.length() - 1) : value;
   }
 
   public Optional<byte[]> aesKey(String name) {

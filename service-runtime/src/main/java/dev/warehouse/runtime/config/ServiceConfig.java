@@ -1,5 +1,7 @@
 package dev.warehouse.runtime.config;
 
+import dev.warehouse.runtime.tls.TlsConfig;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -26,6 +28,10 @@ import java.util.Optional;
  * @param shutdownGrace    how long shutdown then waits for in-flight calls ({@code SHUTDOWN_GRACE_SECONDS})
  * @param hotKeyLogShare   the share of its access pattern's requests in the last minute at which a partition key
  *                         is logged as hot ({@code HOT_KEY_LOG_SHARE}), above 0 and at most 1
+ * @param grpcBindAddress  the address the gRPC server listens on ({@code GRPC_BIND_ADDRESS}); {@code 0.0.0.0}
+ *                         (default) is every interface
+ * @param metricsBindAddress the address the metrics endpoint listens on ({@code METRICS_BIND_ADDRESS}), likewise
+ * @param tls              how the gRPC port is secured and whom it admits ({@code GRPC_TLS_MODE}, {@code TLS_*})
  */
 public record ServiceConfig(
     String serviceName,
@@ -40,7 +46,10 @@ public record ServiceConfig(
     int dynamoIoThreads,
     Duration shutdownDrain,
     Duration shutdownGrace,
-    double hotKeyLogShare) {
+    double hotKeyLogShare,
+    String grpcBindAddress,
+    String metricsBindAddress,
+    TlsConfig tls) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
@@ -54,6 +63,29 @@ public record ServiceConfig(
   public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(30);
   /** Half of a pattern's requests to one partition key: worth a look, whatever the rate. */
   public static final double DEFAULT_HOT_KEY_LOG_SHARE = 0.5;
+  /** Every interface, as before the setting existed: a container's port must be reachable from the others. */
+  public static final String ALL_INTERFACES = "0.0.0.0";
+
+  /** A plaintext service on every interface: what tests and tools that build the record directly mean. */
+  public ServiceConfig(String serviceName, int grpcPort, int metricsPort, Optional<URI> dynamoEndpoint, String region,
+      String tableName, boolean createTable, Optional<byte[]> pageTokenKey, Duration dynamoCallTimeout,
+      int dynamoIoThreads, Duration shutdownDrain, Duration shutdownGrace, double hotKeyLogShare) {
+    this(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable, pageTokenKey,
+        dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, ALL_INTERFACES,
+        ALL_INTERFACES, TlsConfig.PLAINTEXT);
+  }
+
+  /** The same service with other TLS settings. */
+  public ServiceConfig withTls(TlsConfig tls) {
+    return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
+        pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
+        metricsBindAddress, tls);
+  }
+
+  /** Where to listen: {@code 0.0.0.0} is the wildcard address (IPv4 and IPv6), anything else that address. */
+  public static InetSocketAddress listenAddress(String bindAddress, int port) {
+    return bindAddress.equals(ALL_INTERFACES) ? new InetSocketAddress(port) : new InetSocketAddress(bindAddress, port);
+  }
 
   /**
    * Reads the configuration of one service from environment variables.
@@ -89,7 +121,10 @@ public record ServiceConfig(
         reader.positiveInt("DYNAMODB_IO_THREADS", DEFAULT_DYNAMO_IO_THREADS),
         Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", DEFAULT_SHUTDOWN_DRAIN.toMillis())),
         Duration.ofSeconds(reader.positiveLong("SHUTDOWN_GRACE_SECONDS", DEFAULT_SHUTDOWN_GRACE.getSeconds())),
-        reader.fraction("HOT_KEY_LOG_SHARE", DEFAULT_HOT_KEY_LOG_SHARE));
+        reader.fraction("HOT_KEY_LOG_SHARE", DEFAULT_HOT_KEY_LOG_SHARE),
+        reader.bindAddress("GRPC_BIND_ADDRESS", ALL_INTERFACES),
+        reader.bindAddress("METRICS_BIND_ADDRESS", ALL_INTERFACES),
+        TlsConfig.read(reader));
   }
 
   /** One line for the start-up log: every setting, no secrets. */
@@ -106,6 +141,9 @@ public record ServiceConfig(
         + " dynamodb_io_threads=" + dynamoIoThreads
         + " shutdown_drain_ms=" + shutdownDrain.toMillis()
         + " shutdown_grace_s=" + shutdownGrace.getSeconds()
-        + " hot_key_log_share=" + hotKeyLogShare;
+        + " hot_key_log_share=" + hotKeyLogShare
+        + " grpc_bind_address=" + grpcBindAddress
+        + " metrics_bind_address=" + metricsBindAddress
+        + " " + tls.describe();
   }
 }

@@ -22,9 +22,12 @@ public final class MetricsServer implements AutoCloseable {
     this.executor = executor;
   }
 
-  /** Starts serving; port 0 picks a free port (see {@link #port()}). */
-  public static MetricsServer start(int port, PrometheusMeterRegistry registry) throws IOException {
-    HttpServer http = HttpServer.create(new InetSocketAddress(port), 0);
+  /**
+   * Starts serving plain HTTP on {@code address} (scrapers speak HTTP; the port has nothing but
+   * metrics); port 0 picks a free port (see {@link #port()}).
+   */
+  public static MetricsServer start(InetSocketAddress address, PrometheusMeterRegistry registry) throws IOException {
+    HttpServer http = HttpServer.create(address, 0);
     http.createContext("/metrics", exchange -> respond(exchange, registry));
     ExecutorService executor = Executors.newSingleThreadExecutor(DaemonThreads.named("metrics-http"));
     http.setExecutor(executor);

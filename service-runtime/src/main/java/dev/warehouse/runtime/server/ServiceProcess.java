@@ -11,12 +11,11 @@ import dev.warehouse.runtime.metrics.DynamoMetrics;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.paging.PageTokenCodec;
+import dev.warehouse.runtime.tls.TransportSecurity;
 import io.grpc.BindableService;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,13 +44,15 @@ public final class ServiceProcess implements AutoCloseable {
   private final MetricsServer metrics;
   private final DynamoDbAsyncClient dynamo;
   private final ScheduledExecutorService scheduler;
+  private final TransportSecurity transport;
 
   private ServiceProcess(ServiceServer server, MetricsServer metrics, DynamoDbAsyncClient dynamo,
-      ScheduledExecutorService scheduler) {
+      ScheduledExecutorService scheduler, TransportSecurity transport) {
     this.server = server;
     this.metrics = metrics;
     this.dynamo = dynamo;
     this.scheduler = scheduler;
+    this.transport = transport;
   }
 
   /**
@@ -64,6 +65,8 @@ public final class ServiceProcess implements AutoCloseable {
       List<ExecutionInterceptor> sdkInterceptors) throws IOException {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
+    // First, so that unreadable certificates fail the start before anything else is built.
+    TransportSecurity transport = TransportSecurity.load(config.tls());
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus(config.serviceName());
     Clock clock = Clock.systemUTC();
     HotKeys hotKeys = new HotKeys(clock, registry, config.hotKeyLogShare());
@@ -88,20 +91,25 @@ public final class ServiceProcess implements AutoCloseable {
     // its credentials were resolved before serving and refresh in the background), and a hand-off to a
     // handler pool cost 0.05-0.15 ms of every call's p50 in the layer benchmark (docs/performance-log.md).
     ServiceServer server = new ServiceServer(
-        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort())).directExecutor(),
+        transport.serverBuilder(ServiceConfig.listenAddress(config.grpcBindAddress(), config.grpcPort())).directExecutor(),
         served,
         List.of(new MetricCollectingServerInterceptor(registry)),
         config.shutdownDrain(),
         config.shutdownGrace());
     server.start();
+    transport.watchFiles();
     // The hot-key log check: microseconds every slot, on the timer thread (which it never blocks for long).
     scheduler.scheduleAtFixedRate(() -> logHotKeys(hotKeys), HotKeys.SLOT.toMillis(), HotKeys.SLOT.toMillis(),
         TimeUnit.MILLISECONDS);
-    MetricsServer metrics = config.metricsPort() >= 0 ? MetricsServer.start(config.metricsPort(), registry) : null;
+    MetricsServer metrics = config.metricsPort() >= 0
+        ? MetricsServer.start(ServiceConfig.listenAddress(config.metricsBindAddress(), config.metricsPort()), registry)
+        : null;
+    Listening.log(config.serviceName(), config.grpcBindAddress(), server.port(), transport,
+        metrics == null ? "none" : config.metricsBindAddress() + ":" + metrics.port());
     log.info("event=started service=" + config.serviceName() + " grpc_port=" + server.port()
         + " metrics_port=" + (metrics == null ? -1 : metrics.port())
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new ServiceProcess(server, metrics, dynamo, scheduler);
+    return new ServiceProcess(server, metrics, dynamo, scheduler, transport);
   }
 
   private static void logHotKeys(HotKeys hotKeys) {
@@ -140,6 +148,7 @@ public final class ServiceProcess implements AutoCloseable {
       metrics.close();
     }
     scheduler.shutdownNow();
+    transport.close();
     dynamo.close();
     log.info("event=stopped");
   }

@@ -3,10 +3,14 @@ package dev.warehouse.runtime.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.warehouse.runtime.tls.TlsMode;
 import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class ServiceConfigTest {
 
@@ -23,7 +27,56 @@ class ServiceConfigTest {
     assertThat(c.shutdownDrain()).isEqualTo(Duration.ofMillis(1500));
     assertThat(c.shutdownGrace()).isEqualTo(Duration.ofSeconds(30));
     assertThat(c.hotKeyLogShare()).isEqualTo(0.5);
-    assertThat(c.describe()).contains("shutdown_drain_ms=1500 shutdown_grace_s=30", "hot_key_log_share=0.5");
+    assertThat(c.grpcBindAddress()).isEqualTo("0.0.0.0");
+    assertThat(c.metricsBindAddress()).isEqualTo("0.0.0.0");
+    assertThat(c.tls().serverMode()).isEqualTo(TlsMode.PLAINTEXT);
+    assertThat(c.describe()).contains("shutdown_drain_ms=1500 shutdown_grace_s=30", "hot_key_log_share=0.5",
+        "grpc_bind_address=0.0.0.0 metrics_bind_address=0.0.0.0 grpc_tls_mode=plaintext");
+  }
+
+  @Test
+  void readsTheTlsSettings_andTheBindAddresses(@TempDir Path dir) throws Exception {
+    Path cert = Files.writeString(dir.resolve("c.pem"), "x");
+    Path key = Files.writeString(dir.resolve("k.pem"), "x");
+    Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
+    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.of(
+        "GRPC_BIND_ADDRESS", "127.0.0.1", "METRICS_BIND_ADDRESS", "[::1]",
+        "GRPC_TLS_MODE", "MTLS", "TLS_CERT_FILE", cert.toString(), "TLS_KEY_FILE", key.toString(),
+        "TLS_CA_FILE", ca.toString(), "TLS_TRUSTED_PEERS", "spiffe://warehouse.local/gateway, spiffe://x.test/y",
+        "TLS_REFRESH_MS", "250"));
+    assertThat(c.grpcBindAddress()).isEqualTo("127.0.0.1");
+    assertThat(c.metricsBindAddress()).isEqualTo("::1");
+    assertThat(c.tls().serverMode()).isEqualTo(TlsMode.MTLS);
+    assertThat(c.tls().certFile()).contains(cert);
+    assertThat(c.tls().keyFile()).contains(key);
+    assertThat(c.tls().caFile()).contains(ca);
+    assertThat(c.tls().trustedPeers().identities()).containsExactlyInAnyOrder("spiffe://warehouse.local/gateway",
+        "spiffe://x.test/y");
+    assertThat(c.tls().refresh()).isEqualTo(Duration.ofMillis(250));
+    assertThat(c.describe()).contains("grpc_tls_mode=mtls", "tls_trusted_peers=spiffe://warehouse.local/gateway,spiffe://x.test/y");
+  }
+
+  @Test
+  void tlsModes_needTheirFiles_andEveryProblemIsNamed(@TempDir Path dir) throws Exception {
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "mtls",
+        "TLS_TRUSTED_PEERS", "spiffe://warehouse.local/gateway")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("GRPC_TLS_MODE=mtls needs TLS_CERT_FILE and TLS_KEY_FILE")
+        .hasMessageContaining("GRPC_TLS_MODE=mtls needs TLS_CA_FILE");
+    Path cert = Files.writeString(dir.resolve("c.pem"), "x");
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "tls",
+        "TLS_CERT_FILE", cert.toString(), "TLS_TRUSTED_PEERS", "spiffe://warehouse.local/gateway")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("TLS_CERT_FILE and TLS_KEY_FILE go together")
+        .hasMessageContaining("TLS_TRUSTED_PEERS applies only with GRPC_TLS_MODE=mtls");
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "on",
+        "TLS_CA_FILE", dir.resolve("missing.pem").toString(), "TLS_TRUSTED_PEERS", "not a uri",
+        "METRICS_BIND_ADDRESS", "127.0.0.1:9092")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("GRPC_TLS_MODE must be one of plaintext, tls, mtls, got 'on'")
+        .hasMessageContaining("TLS_CA_FILE must name a readable file")
+        .hasMessageContaining("TLS_TRUSTED_PEERS must be URIs")
+        .hasMessageContaining("METRICS_BIND_ADDRESS must be an address without a port");
   }
 
   @Test

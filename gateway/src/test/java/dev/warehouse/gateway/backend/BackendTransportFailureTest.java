@@ -1,0 +1,37 @@
+package dev.warehouse.gateway.backend;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.nio.channels.ClosedChannelException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A backend connection that closes under a call over TLS reaches the gateway as UNKNOWN "channel closed"
+ * (LocalStackIT lost a read to it when an instance was killed mid-stream): it must count as UNAVAILABLE,
+ * which the gateway retries on another instance, while an UNKNOWN a backend sent stays as it came.
+ */
+class BackendTransportFailureTest {
+
+  @Test
+  void aClosedChannel_underACall_isUnavailable() {
+    // What grpc-java's Netty transport makes of it: UNKNOWN, with the closed channel as its cause.
+    StatusRuntimeException closed = Status.UNKNOWN.withDescription("channel closed")
+        .withCause(new ClosedChannelException()).asRuntimeException();
+
+    Status seen = Status.fromThrowable(Backend.asTransportFailure(closed));
+
+    assertThat(seen.getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(seen.getDescription()).isEqualTo("the connection to the backend closed");
+  }
+
+  @Test
+  void anUnknownFromTheBackend_andOtherStatuses_passUnchanged() {
+    StatusRuntimeException fromBackend = Status.UNKNOWN.withDescription("boom").asRuntimeException();
+    StatusRuntimeException notFound = Status.NOT_FOUND.asRuntimeException();
+
+    assertThat(Backend.asTransportFailure(fromBackend)).isSameAs(fromBackend);
+    assertThat(Backend.asTransportFailure(notFound)).isSameAs(notFound);
+  }
+}

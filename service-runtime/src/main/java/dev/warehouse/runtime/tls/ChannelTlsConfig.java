@@ -1,0 +1,42 @@
+package dev.warehouse.runtime.tls;
+
+import dev.warehouse.runtime.config.EnvReader;
+
+/**
+ * How a process's client channels to one kind of peer are secured (the gateway's to the services),
+ * with the identity and CA files of its {@link TlsConfig}.
+ *
+ * @param mode    {@code <PREFIX>TLS_MODE}: {@code plaintext} (default); {@code tls} verifies the servers'
+ *                certificates against {@code TLS_CA_FILE}; {@code mtls} also presents {@code TLS_CERT_FILE}
+ * @param servers {@code <PREFIX>TRUSTED_PEERS}: the identities (certificate URI SANs) the servers must carry;
+ *                empty means any certificate the CA signed
+ */
+public record ChannelTlsConfig(TlsMode mode, TrustedPeers servers) {
+
+  public static final ChannelTlsConfig PLAINTEXT = new ChannelTlsConfig(TlsMode.PLAINTEXT, TrustedPeers.ANY_FROM_CA);
+
+  /**
+   * Reads {@code prefix + "TLS_MODE"} and {@code prefix + "TRUSTED_PEERS"}, checking that {@code files}
+   * has what the mode needs.
+   */
+  public static ChannelTlsConfig read(EnvReader reader, String prefix, TlsConfig files) {
+    String modeName = prefix + "TLS_MODE";
+    TlsMode mode = TlsMode.of(reader.choice(modeName, TlsMode.PLAINTEXT.text(), TlsMode.NAMES));
+    TrustedPeers servers = TrustedPeers.of(reader.uris(prefix + "TRUSTED_PEERS"));
+    if (mode != TlsMode.PLAINTEXT && files.caFile().isEmpty()) {
+      reader.problem(modeName + "=" + mode.text() + " needs TLS_CA_FILE to verify the servers' certificates");
+    }
+    if (mode == TlsMode.MTLS && files.certFile().isEmpty()) {
+      reader.problem(modeName + "=mtls needs TLS_CERT_FILE and TLS_KEY_FILE: the certificate it presents");
+    }
+    if (!servers.anyFromCa() && mode == TlsMode.PLAINTEXT) {
+      reader.problem(prefix + "TRUSTED_PEERS applies only with " + modeName + "=tls or mtls");
+    }
+    return new ChannelTlsConfig(mode, servers);
+  }
+
+  public String describe(String prefix) {
+    return prefix + "tls_mode=" + mode.text()
+        + " " + prefix + "trusted_peers=" + (mode == TlsMode.PLAINTEXT ? "n/a" : servers.describe());
+  }
+}

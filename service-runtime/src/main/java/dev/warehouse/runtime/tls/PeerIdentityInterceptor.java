@@ -1,0 +1,94 @@
+package dev.warehouse.runtime.tls;
+
+import com.google.protobuf.Any;
+import com.google.rpc.Code;
+import com.google.rpc.ErrorInfo;
+import dev.warehouse.runtime.grpc.GrpcErrors;
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.protobuf.StatusProto;
+import java.util.Optional;
+import java.util.Set;
+import java.util.logging.Logger;
+
+/**
+ * Puts the identity of each call's TLS client certificate into the call's {@link Context}
+ * ({@link PeerIdentity#CONTEXT_KEY}) and, when it {@code requires} one, admits only the trusted
+ * identities. It checks per call rather than in the TLS handshake so that a refused caller learns why
+ * from a status (a failed handshake is an UNAVAILABLE with no reason), and so that health stays open.
+ *
+ * <ul>
+ *   <li>No identity (no certificate, or one without exactly one URI SAN): UNAUTHENTICATED,
+ *       {@code PEER_IDENTITY_MISSING}: the caller did not prove who it is.
+ *   <li>An identity the CA vouches for, but not a trusted one: PERMISSION_DENIED, {@code PEER_NOT_TRUSTED}:
+ *       we know who it is, and it may not call this service.
+ *   <li>{@link #OPEN_SERVICES} admit every connection the handshake let in.
+ * </ul>
+ */
+public final class PeerIdentityInterceptor implements ServerInterceptor {
+
+  /**
+   * Open to any caller the handshake admitted: health tells only whether the process serves, and
+   * container probes ask it with the process's own certificate.
+   */
+  public static final Set<String> OPEN_SERVICES = Set.of(HealthGrpc.SERVICE_NAME);
+
+  private static final Logger log = Logger.getLogger(PeerIdentityInterceptor.class.getName());
+
+  private final TrustedPeers trusted;
+  private final boolean required;
+
+  /**
+   * @param trusted  who may call (ignored unless {@code required})
+   * @param required refuse calls without a trusted identity ({@code mtls}); otherwise only record the identity
+   */
+  public PeerIdentityInterceptor(TrustedPeers trusted, boolean required) {
+    this.trusted = trusted;
+    this.required = required;
+  }
+
+  @Override
+  public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+      ServerCallHandler<Q, R> next) {
+    Optional<PeerIdentity> identity = PeerIdentity.of(call);
+    String service = call.getMethodDescriptor().getServiceName();
+    if (required && !OPEN_SERVICES.contains(service)) {
+      if (identity.isEmpty()) {
+        return refuse(call, Code.UNAUTHENTICATED, "PEER_IDENTITY_MISSING",
+            "this service accepts only calls whose TLS client certificate names one URI identity", null);
+      }
+      if (!trusted.allows(identity.get().uri())) {
+        log.warning("event=peer_refused peer=" + identity.get().uri() + " method=" + call.getMethodDescriptor()
+            .getFullMethodName());
+        return refuse(call, Code.PERMISSION_DENIED, "PEER_NOT_TRUSTED",
+            "the identity " + identity.get().uri() + " may not call " + service, identity.get().uri());
+      }
+    }
+    if (identity.isEmpty()) {
+      return next.startCall(call, headers);
+    }
+    return Contexts.interceptCall(Context.current().withValue(PeerIdentity.CONTEXT_KEY, identity.get()), call, headers,
+        next);
+  }
+
+  private static <Q, R> ServerCall.Listener<Q> refuse(ServerCall<Q, R> call, Code code, String reason, String message,
+      String peer) {
+    ErrorInfo.Builder info = ErrorInfo.newBuilder().setReason(reason).setDomain(GrpcErrors.ERROR_DOMAIN);
+    if (peer != null) {
+      info.putMetadata("peer", peer);
+    }
+    StatusRuntimeException refused = StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+        .setCode(code.getNumber())
+        .setMessage(message)
+        .addDetails(Any.pack(info.build()))
+        .build());
+    call.close(refused.getStatus(), refused.getTrailers());
+    return new ServerCall.Listener<>() {};
+  }
+}
