@@ -1,5 +1,9 @@
 package dev.warehouse.inventory;
 
+import static dev.warehouse.runtime.testing.IamRequests.delete;
+import static dev.warehouse.runtime.testing.IamRequests.put;
+import static dev.warehouse.runtime.testing.IamRequests.query;
+import static dev.warehouse.runtime.testing.IamRequests.transaction;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.store.InventoryKeys;
@@ -14,16 +18,12 @@ import dev.warehouse.runtime.testing.RouteConformance;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BatchWriteItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.PutRequest;
-import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
-import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
-import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
 
@@ -41,34 +41,14 @@ class InventoryIamPolicyTest {
   private static final TableKey STOCK = InventoryKeys.stock("P1", "W1");
   private static final TableKey MARKER = LowStockShards.DECLARED.marker("P1", "W1", 3);
 
-  private static QueryRequest query(String index, String partitionAttribute, String partition) {
-    return QueryRequest.builder().tableName(TABLE).indexName(index)
-        .keyConditionExpression("#pk = :pk")
-        .expressionAttributeNames(Map.of("#pk", partitionAttribute))
-        .expressionAttributeValues(Map.of(":pk", AttributeValue.fromS(partition)))
-        .build();
-  }
-
-  private static TransactWriteItem put(TableKey key) {
-    return TransactWriteItem.builder().put(p -> p.tableName(TABLE).item(key.attributes())).build();
-  }
-
-  private static TransactWriteItem delete(TableKey key) {
-    return TransactWriteItem.builder().delete(d -> d.tableName(TABLE).key(key.attributes())).build();
-  }
-
-  private static TransactWriteItemsRequest transaction(TransactWriteItem... items) {
-    return TransactWriteItemsRequest.builder().transactItems(items).build();
-  }
-
   @Test
   void theRequestsOfItsRoutes_areAllowed() {
     // The same shapes as the forged ones below, on the keys and in the form the routes declare.
     assertThat(inventory.allows(GetItemRequest.builder().tableName(TABLE).key(STOCK.attributes()).build())).isTrue();
-    assertThat(inventory.allows(query(SingleTable.GSI1, SingleTable.GSI1_PK, InventoryKeys.warehouseGsiPk("W1")))).isTrue();
-    assertThat(inventory.allows(query(null, SingleTable.PK, InventoryKeys.lowStockPk(7)))).isTrue();
-    assertThat(inventory.allows(transaction(put(STOCK), put(MARKER)))).isTrue();
-    assertThat(inventory.allows(transaction(put(InventoryKeys.stockRequest("P1", "r1")), delete(MARKER)))).isTrue();
+    assertThat(inventory.allows(query(TABLE, SingleTable.GSI1, SingleTable.GSI1_PK, InventoryKeys.warehouseGsiPk("W1")))).isTrue();
+    assertThat(inventory.allows(query(TABLE, null, SingleTable.PK, InventoryKeys.lowStockPk(7)))).isTrue();
+    assertThat(inventory.allows(transaction(put(TABLE, STOCK), put(TABLE, MARKER)))).isTrue();
+    assertThat(inventory.allows(transaction(put(TABLE, InventoryKeys.stockRequest("P1", "r1")), delete(TABLE, MARKER)))).isTrue();
   }
 
   @Test
@@ -84,14 +64,14 @@ class InventoryIamPolicyTest {
 
   @Test
   void aQueryOnAnUndeclaredIndex_orOnAnotherServicesPartition_isDenied() {
-    assertThat(inventory.allows(query("GSI2", "GSI2PK", InventoryKeys.warehouseGsiPk("W1")))).isFalse();
+    assertThat(inventory.allows(query(TABLE, "GSI2", "GSI2PK", InventoryKeys.warehouseGsiPk("W1")))).isFalse();
     // GSI1 is the inventory's, but only for its own partitions.
     String customer = RouteTable.of(OrderServiceProto.getDescriptor().findServiceByName("OrderService"))
         .route("ListCustomerOrders").partitionKey().render("C1");
-    assertThat(inventory.allows(query(SingleTable.GSI1, SingleTable.GSI1_PK, customer))).isFalse();
-    assertThat(inventory.allows(query(null, SingleTable.PK, customer))).isFalse();
+    assertThat(inventory.allows(query(TABLE, SingleTable.GSI1, SingleTable.GSI1_PK, customer))).isFalse();
+    assertThat(inventory.allows(query(TABLE, null, SingleTable.PK, customer))).isFalse();
     // A4 reads GSI1 by warehouse; the base table has no warehouse partitions to read.
-    assertThat(inventory.allows(query(null, SingleTable.PK, InventoryKeys.warehouseGsiPk("W1")))).isFalse();
+    assertThat(inventory.allows(query(TABLE, null, SingleTable.PK, InventoryKeys.warehouseGsiPk("W1")))).isFalse();
   }
 
   @Test
@@ -99,7 +79,7 @@ class InventoryIamPolicyTest {
     assertThat(inventory.allows(PutItemRequest.builder().tableName(TABLE).item(STOCK.attributes()).build())).isFalse();
     assertThat(inventory.allows(UpdateItemRequest.builder().tableName(TABLE).key(STOCK.attributes()).build())).isFalse();
     assertThat(inventory.allows(DeleteItemRequest.builder().tableName(TABLE).key(MARKER.attributes()).build())).isFalse();
-    assertThat(inventory.denied(transaction(put(MARKER), delete(STOCK))))
+    assertThat(inventory.denied(transaction(put(TABLE, MARKER), delete(TABLE, STOCK))))
         .singleElement().asString().contains("dynamodb:DeleteItem", STOCK.pk());
     assertThat(inventory.allows(PutItemRequest.builder().tableName(TABLE).item(InventoryKeys.serialItem("SN1").attributes())
         .build())).as("W1 puts a serial item alone").isTrue();
@@ -110,7 +90,7 @@ class InventoryIamPolicyTest {
     TableKey order = RouteConformance.declaredKey(
         RouteTable.of(OrderServiceProto.getDescriptor().findServiceByName("OrderService")).route("GetOrder"),
         Map.of("order_id", "O1"));
-    assertThat(inventory.denied(transaction(put(STOCK), put(order))))
+    assertThat(inventory.denied(transaction(put(TABLE, STOCK), put(TABLE, order))))
         .singleElement().asString().contains("dynamodb:PutItem", order.pk());
     assertThat(inventory.allows(GetItemRequest.builder().tableName(TABLE).key(order.attributes()).build())).isFalse();
   }

@@ -1,5 +1,8 @@
 package dev.warehouse.order;
 
+import static dev.warehouse.runtime.testing.IamRequests.put;
+import static dev.warehouse.runtime.testing.IamRequests.query;
+import static dev.warehouse.runtime.testing.IamRequests.transaction;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.v1.InventoryServiceProto;
@@ -13,13 +16,10 @@ import dev.warehouse.runtime.testing.RouteConformance;
 import java.time.LocalDate;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
-import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
-import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
-import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
 
 /**
  * Requests the order-service never sends, forged, are denied by its IAM policy
@@ -41,32 +41,16 @@ class OrderIamPolicyTest {
   private static final TableKey CORRIDOR = OrderKeys.corridor("C1", LocalDate.parse("2026-07-26"), "O1");
   private static final TableKey REQUEST = OrderKeys.orderRequest("C1", "r1");
 
-  private static TransactWriteItem put(TableKey key) {
-    return TransactWriteItem.builder().put(p -> p.tableName(TABLE).item(key.attributes())).build();
-  }
-
-  private static TransactWriteItemsRequest transaction(TransactWriteItem... items) {
-    return TransactWriteItemsRequest.builder().transactItems(items).build();
-  }
-
-  private static QueryRequest query(String index, String partitionAttribute, String partition) {
-    return QueryRequest.builder().tableName(TABLE).indexName(index)
-        .keyConditionExpression("#pk = :pk")
-        .expressionAttributeNames(Map.of("#pk", partitionAttribute))
-        .expressionAttributeValues(Map.of(":pk", AttributeValue.fromS(partition)))
-        .build();
-  }
-
   @Test
   void placingAnOrder_asTheRouteDeclaresIt_isAllowed() {
-    assertThat(orders.allows(transaction(put(CORRIDOR), put(DIRECT), put(REQUEST)))).isTrue();
-    assertThat(orders.allows(query(null, SingleTable.PK, OrderKeys.customerPk("C1")))).isTrue();
+    assertThat(orders.allows(transaction(put(TABLE, CORRIDOR), put(TABLE, DIRECT), put(TABLE, REQUEST)))).isTrue();
+    assertThat(orders.allows(query(TABLE, null, SingleTable.PK, OrderKeys.customerPk("C1")))).isTrue();
   }
 
   @Test
   void writingAProductKey_isDenied_aloneOrInsideAnOrdersTransaction() {
     assertThat(orders.allows(PutItemRequest.builder().tableName(TABLE).item(STOCK.attributes()).build())).isFalse();
-    assertThat(orders.denied(transaction(put(CORRIDOR), put(DIRECT), put(REQUEST), put(STOCK))))
+    assertThat(orders.denied(transaction(put(TABLE, CORRIDOR), put(TABLE, DIRECT), put(TABLE, REQUEST), put(TABLE, STOCK))))
         .singleElement().asString().contains("dynamodb:PutItem", STOCK.pk());
     assertThat(orders.allows(GetItemRequest.builder().tableName(TABLE).key(STOCK.attributes()).build()))
         .as("nor read the inventory's items").isFalse();
@@ -77,21 +61,21 @@ class OrderIamPolicyTest {
     ScanRequest scan = ScanRequest.builder().tableName(TABLE).build();
     assertThat(orders.denied(scan)).singleElement().asString().contains("dynamodb:Scan");
     assertThat(audit.allows(scan)).isTrue();
-    assertThat(audit.allows(transaction(put(DIRECT)))).as("the audits write nothing").isFalse();
+    assertThat(audit.allows(transaction(put(TABLE, DIRECT)))).as("the audits write nothing").isFalse();
   }
 
   @Test
   void aQueryOnAnIndexNoRouteOfItsReads_isDenied() {
     // GSI1 is the inventory's second door (A4); no order route reads an index.
-    assertThat(orders.allows(query(SingleTable.GSI1, SingleTable.GSI1_PK, OrderKeys.customerPk("C1")))).isFalse();
-    assertThat(orders.allows(query("GSI2", "GSI2PK", OrderKeys.customerPk("C1")))).isFalse();
+    assertThat(orders.allows(query(TABLE, SingleTable.GSI1, SingleTable.GSI1_PK, OrderKeys.customerPk("C1")))).isFalse();
+    assertThat(orders.allows(query(TABLE, "GSI2", "GSI2PK", OrderKeys.customerPk("C1")))).isFalse();
   }
 
   @Test
   void deletingOrCheckingAnOrder_isDenied_asNoRouteDeclaresIt() {
     assertThat(orders.allows(transaction(
         TransactWriteItem.builder().delete(d -> d.tableName(TABLE).key(DIRECT.attributes())).build()))).isFalse();
-    assertThat(orders.allows(transaction(put(CORRIDOR),
+    assertThat(orders.allows(transaction(put(TABLE, CORRIDOR),
         TransactWriteItem.builder().conditionCheck(c -> c.tableName(TABLE).key(DIRECT.attributes())
             .conditionExpression("attribute_exists(PK)")).build()))).isFalse();
   }
