@@ -1,5 +1,6 @@
 package dev.warehouse.gateway;
 
+import dev.warehouse.gateway.auth.AuthConfig;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.util.Map;
  * @param shutdownDrain      {@code SHUTDOWN_DRAIN_MS}: how long shutdown keeps serving after health turns
  *                           NOT_SERVING, before it refuses new calls
  * @param shutdownGrace      {@code SHUTDOWN_GRACE_SECONDS}: how long shutdown then waits for in-flight calls
+ * @param auth               {@code AUTH_*}: how callers are authenticated and authorized ({@link AuthConfig})
  */
 public record GatewayConfig(
     int grpcPort,
@@ -28,7 +30,8 @@ public record GatewayConfig(
     Duration minForwardBudget,
     Duration circuitOpenFor,
     Duration shutdownDrain,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    AuthConfig auth) {
 
   public static final int DEFAULT_GRPC_PORT = 50051;
   public static final int DEFAULT_METRICS_PORT = 9091;
@@ -37,6 +40,20 @@ public record GatewayConfig(
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(5);
   public static final Duration DEFAULT_MIN_FORWARD_BUDGET = Duration.ofMillis(50);
   public static final Duration DEFAULT_CIRCUIT_OPEN = Duration.ofSeconds(5);
+
+  /** A gateway without authentication: what tests that build the record (of deadlines, circuits...) mean. */
+  public GatewayConfig(int grpcPort, int metricsPort, List<String> inventoryAddresses, List<String> orderAddresses,
+      Duration defaultDeadline, Duration minForwardBudget, Duration circuitOpenFor, Duration shutdownDrain,
+      Duration shutdownGrace) {
+    this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline, minForwardBudget, circuitOpenFor,
+        shutdownDrain, shutdownGrace, AuthConfig.NONE);
+  }
+
+  /** The same gateway with other authentication settings. */
+  public GatewayConfig withAuth(AuthConfig auth) {
+    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline,
+        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, auth);
+  }
 
   public static GatewayConfig fromEnvironment(Map<String, String> env) {
     EnvReader reader = new EnvReader(env);
@@ -63,7 +80,8 @@ public record GatewayConfig(
         Duration.ofSeconds(reader.positiveLong("CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
         Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", ServiceConfig.DEFAULT_SHUTDOWN_DRAIN.toMillis())),
         Duration.ofSeconds(
-            reader.positiveLong("SHUTDOWN_GRACE_SECONDS", ServiceConfig.DEFAULT_SHUTDOWN_GRACE.getSeconds())));
+            reader.positiveLong("SHUTDOWN_GRACE_SECONDS", ServiceConfig.DEFAULT_SHUTDOWN_GRACE.getSeconds())),
+        AuthConfig.read(reader));
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
       reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()
@@ -81,6 +99,7 @@ public record GatewayConfig(
         + " min_forward_budget_ms=" + minForwardBudget.toMillis()
         + " circuit_open_s=" + circuitOpenFor.getSeconds()
         + " shutdown_drain_ms=" + shutdownDrain.toMillis()
-        + " shutdown_grace_s=" + shutdownGrace.getSeconds();
+        + " shutdown_grace_s=" + shutdownGrace.getSeconds()
+        + " " + auth.describe();
   }
 }

@@ -1,6 +1,9 @@
 package dev.warehouse.gateway;
 
+import dev.warehouse.admin.v1.AdminServiceGrpc;
+import dev.warehouse.admin.v1.AdminServiceProto;
 import dev.warehouse.gateway.admin.GatewayAdminEndpoint;
+import dev.warehouse.gateway.auth.GatewayAccess;
 import dev.warehouse.gateway.backend.Backend;
 import dev.warehouse.gateway.backend.BackendHealthMonitor;
 import dev.warehouse.gateway.backend.EventLoops;
@@ -16,12 +19,15 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
+import io.grpc.ServiceDescriptor;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,20 +61,35 @@ public final class GatewayProcess implements AutoCloseable {
   private final BackendHealthMonitor monitor;
   private final GatewayAdminEndpoint admin;
   private final EventLoopGroup eventLoops;
+  private final GatewayAccess access;
 
   private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends, BackendHealthMonitor monitor,
-      GatewayAdminEndpoint admin, EventLoopGroup eventLoops) {
+      GatewayAdminEndpoint admin, EventLoopGroup eventLoops, GatewayAccess access) {
     this.server = server;
     this.metrics = metrics;
     this.backends = backends;
     this.monitor = monitor;
     this.admin = admin;
     this.eventLoops = eventLoops;
+    this.access = access;
+  }
+
+  /** Every service the gateway's port serves: the two it forwards, its admin endpoint, health and reflection. */
+  @SuppressWarnings("deprecation") // reflection v1alpha: ServiceServer serves it for older grpcurl builds
+  public static List<ServiceDescriptor> servedServices() {
+    return List.of(InventoryServiceGrpc.getServiceDescriptor(), OrderServiceGrpc.getServiceDescriptor(),
+        AdminServiceGrpc.getServiceDescriptor(), HealthGrpc.getServiceDescriptor(),
+        io.grpc.reflection.v1.ServerReflectionGrpc.getServiceDescriptor(),
+        io.grpc.reflection.v1alpha.ServerReflectionGrpc.getServiceDescriptor());
   }
 
   public static GatewayProcess start(GatewayConfig config) throws IOException {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
+    GatewayAccess access = GatewayAccess.start(config.auth(), Clock.systemUTC(), servedServices(),
+        List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
+            OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
+            AdminServiceProto.getDescriptor().findServiceByName("AdminService")));
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus("gateway");
     CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
@@ -97,13 +118,14 @@ public final class GatewayProcess implements AutoCloseable {
     GatewayAdminEndpoint admin = new GatewayAdminEndpoint(instances, eventLoops, config.defaultDeadline(),
         config.minForwardBudget());
 
-    // Forwarding never blocks: the event loop hands each call straight to its backend call.
+    // Forwarding never blocks: the event loop hands each call straight to its backend call. Access control
+    // wraps every service of the port (reflection too), before the per-service metrics.
     ServiceServer server = new ServiceServer(
-        NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort()))
+        access.install(NettyServerBuilder.forAddress(new InetSocketAddress(config.grpcPort()))
             .bossEventLoopGroup(eventLoops)
             .workerEventLoopGroup(eventLoops)
             .channelType(EventLoops.serverChannel())
-            .directExecutor(),
+            .directExecutor()),
         List.of(new ForwardingService(InventoryServiceGrpc.getServiceDescriptor(), inventory),
             new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders), admin),
         List.of(new MetricCollectingServerInterceptor(registry)),
@@ -114,7 +136,7 @@ public final class GatewayProcess implements AutoCloseable {
     MetricsServer metrics = MetricsServer.start(config.metricsPort(), registry);
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, admin, eventLoops);
+    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, admin, eventLoops, access);
   }
 
   public int grpcPort() {
@@ -147,6 +169,7 @@ public final class GatewayProcess implements AutoCloseable {
     admin.close();
     eventLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
     metrics.close();
+    access.close();
     log.info("event=stopped service=gateway");
   }
 }
