@@ -1,6 +1,7 @@
 package dev.warehouse.gateway;
 
 import dev.warehouse.gateway.tools.DemoData;
+import dev.warehouse.gateway.tools.DevTokens;
 import dev.warehouse.runtime.server.ServiceMain;
 import java.util.Arrays;
 import java.util.logging.Level;
@@ -8,7 +9,8 @@ import java.util.logging.Logger;
 
 /**
  * Starts the gateway ({@code java -jar gateway.jar}), or loads the demo data through a running
- * gateway ({@code java -jar gateway.jar load-demo-data [host:port]}).
+ * gateway ({@code java -jar gateway.jar load-demo-data [--token-file FILE] [host:port]}), or writes development
+ * credentials ({@code java -jar gateway.jar dev-tokens DIR POLICY_FILE}).
  */
 public final class GatewayMain {
 
@@ -23,6 +25,9 @@ public final class GatewayMain {
   public static void main(String[] args) throws Exception {
     if (args.length > 0 && args[0].equals("load-demo-data")) {
       System.exit(DemoData.run(Arrays.copyOfRange(args, 1, args.length), System.out));
+    }
+    if (args.length > 0 && args[0].equals("dev-tokens")) {
+      System.exit(DevTokens.run(Arrays.copyOfRange(args, 1, args.length), System.out));
     }
     GatewayConfig config = GatewayConfig.fromEnvironment(System.getenv());
     GatewayProcess gateway;

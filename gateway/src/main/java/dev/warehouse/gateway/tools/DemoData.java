@@ -17,8 +17,11 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import dev.warehouse.gateway.auth.BearerToken;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -44,10 +47,34 @@ public final class DemoData {
 
   private DemoData() {}
 
-  /** Returns the exit status: 0 loaded (or already there), 1 failed. */
+  /**
+   * {@code load-demo-data [--token-file FILE] [host:port]}: with a token file (as {@code dev-tokens} writes
+   * them; an admin's), every call carries it as a bearer token. Returns the exit status: 0 loaded (or
+   * already there), 1 failed, 2 bad arguments.
+   */
   public static int run(String[] args, PrintStream out) throws InterruptedException {
-    String target = args.length > 0 ? args[0] : DEFAULT_TARGET;
-    ManagedChannel channel = NettyChannelBuilder.forTarget(target).usePlaintext().build();
+    String target = DEFAULT_TARGET;
+    Path tokenFile = null;
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--token-file") && i + 1 < args.length) {
+        tokenFile = Path.of(args[++i]);
+      } else if (!args[i].startsWith("-")) {
+        target = args[i];
+      } else {
+        out.println("usage: load-demo-data [--token-file FILE] [host:port]");
+        return 2;
+      }
+    }
+    NettyChannelBuilder builder = NettyChannelBuilder.forTarget(target).usePlaintext();
+    if (tokenFile != null) {
+      try {
+        builder.intercept(BearerToken.interceptor(BearerToken.read(tokenFile)));
+      } catch (IOException e) {
+        out.println("demo data: failed: cannot read the token file " + tokenFile);
+        return 1;
+      }
+    }
+    ManagedChannel channel = builder.build();
     try {
       awaitServing(channel, out);
       int written = load(channel);
