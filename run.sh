@@ -65,6 +65,15 @@ GRPC_PORT="$ORDER_GRPC_PORT" METRICS_PORT="$ORDER_METRICS_PORT" \
 pids+=($!)
 wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
 
+# Who may call what (docs/security.md): the development policy, and a new signing key at every start.
+# The gateway reads the key's public JWKS; the tokens, one per role, are for you and the demo loader.
+# The private key is never written; tokens and JWKS stay under target/, which git ignores.
+AUTH_DIR="${AUTH_DIR:-target/run-auth}"
+java -jar gateway/target/gateway.jar dev-tokens "$AUTH_DIR" deploy/auth/policy.dev.yaml >"$LOGS/dev-tokens.log"
+export AUTH_POLICY_FILE=deploy/auth/policy.dev.yaml AUTH_JWKS_FILE="$AUTH_DIR/jwks.json" \
+  AUTH_JWT_ISSUER=warehouse-dev AUTH_JWT_AUDIENCE=warehouse-gateway
+GRPCURL='grpcurl -plaintext -H "authorization: Bearer $TOKEN"'
+
 GRPC_PORT="$GATEWAY_GRPC_PORT" METRICS_PORT="$GATEWAY_METRICS_PORT" \
   INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" ORDER_ADDRESSES="127.0.0.1:$ORDER_GRPC_PORT" \
   java -Xmx256m -jar gateway/target/gateway.jar >"$LOGS/gateway.log" 2>&1 &
@@ -72,7 +81,7 @@ pids+=($!)
 wait_for_port gateway "$GATEWAY_GRPC_PORT" "${pids[-1]}"
 
 # Waits until every service is SERVING through the gateway, then writes what is missing.
-java -jar gateway/target/gateway.jar load-demo-data "127.0.0.1:$GATEWAY_GRPC_PORT"
+java -jar gateway/target/gateway.jar load-demo-data --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT"
 
 G="localhost:$GATEWAY_GRPC_PORT"
 cat <<INFO
@@ -83,15 +92,19 @@ cat <<INFO
   moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
   logs                $LOGS/
 
+Every call but health needs a token; one per role of deploy/auth/policy.dev.yaml, valid 12 h ($AUTH_DIR/):
+$(for f in "$AUTH_DIR"/*.jwt; do printf '  %-11s %s\n' "$(basename "$f" .jwt)" "$(cat "$f")"; done)
+  TOKEN=\$(cat $AUTH_DIR/debugger.jwt)    # reads and reflection; writes are PERMISSION_DENIED (admin.jwt may write)
+
 One grpcurl per access pattern (reflection is on; no .proto files needed):
-  grpcurl -plaintext $G list
-  A1 grpcurl -plaintext -d '{"serial_number":"SN-98471"}' $G warehouse.inventory.v1.InventoryService/GetSerialItem
-  A2 grpcurl -plaintext -d '{"product_id":"P100","warehouse_id":"W2"}' $G warehouse.inventory.v1.InventoryService/GetProductInventory
-  A3 grpcurl -plaintext -d '{"product_id":"P100"}' $G warehouse.inventory.v1.InventoryService/ListProductWarehouses
-  A4 grpcurl -plaintext -d '{"warehouse_id":"W1"}' $G warehouse.inventory.v1.InventoryService/ListWarehouseProducts
-  A5 grpcurl -plaintext -d '{"customer_id":"C4821","date_prefix":"2026-07"}' $G warehouse.order.v1.OrderService/ListCustomerOrders
-  A6 grpcurl -plaintext -d '{"order_id":"O900"}' $G warehouse.order.v1.OrderService/GetOrder
-  A7 grpcurl -plaintext -d '{}' $G warehouse.inventory.v1.InventoryService/ListLowStock
+  $GRPCURL $G list
+  A1 $GRPCURL -d '{"serial_number":"SN-98471"}' $G warehouse.inventory.v1.InventoryService/GetSerialItem
+  A2 $GRPCURL -d '{"product_id":"P100","warehouse_id":"W2"}' $G warehouse.inventory.v1.InventoryService/GetProductInventory
+  A3 $GRPCURL -d '{"product_id":"P100"}' $G warehouse.inventory.v1.InventoryService/ListProductWarehouses
+  A4 $GRPCURL -d '{"warehouse_id":"W1"}' $G warehouse.inventory.v1.InventoryService/ListWarehouseProducts
+  A5 $GRPCURL -d '{"customer_id":"C4821","date_prefix":"2026-07"}' $G warehouse.order.v1.OrderService/ListCustomerOrders
+  A6 $GRPCURL -d '{"order_id":"O900"}' $G warehouse.order.v1.OrderService/GetOrder
+  A7 $GRPCURL -d '{}' $G warehouse.inventory.v1.InventoryService/ListLowStock
   consistency audit (orders):            DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar order-service/target/order-service.jar audit
   consistency audit (low-stock markers): DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar inventory-service/target/inventory-service.jar audit
 
