@@ -9,6 +9,9 @@ RUN --mount=type=cache,target=/root/.m2 ./mvnw -B -q -DskipTests -pl "${MODULE}"
 FROM eclipse-temurin:17-jre-jammy
 ARG MODULE
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app
+# /auth is where compose mounts the dev-auth volume: a new volume takes this directory's owner, so the
+# non-root user can write it (the one-shot dev-tokens) and read it.
+RUN mkdir /auth && chown app /auth
 WORKDIR /app
 COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar
 USER 10001
