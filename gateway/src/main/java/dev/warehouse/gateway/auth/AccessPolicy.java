@@ -156,11 +156,6 @@ public final class AccessPolicy {
     return new TreeSet<>(rulesByRole.keySet());
   }
 
-  /** The rules of one role, as written. */
-  public Set<String> rulesOf(String role) {
-    return rulesByRole.getOrDefault(role, Set.of());
-  }
-
   /**
    * @throws IllegalArgumentException naming every rule that matches no method of {@code served}
    */

@@ -1,5 +1,6 @@
 package dev.warehouse.gateway.auth;
 
+import com.google.protobuf.Any;
 import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.MethodDescriptor;
@@ -24,7 +25,9 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -78,11 +81,6 @@ public final class AuditTrail implements ServerInterceptor {
       }
     }
     return new AuditTrail(writes);
-  }
-
-  /** The full names of the audited methods. */
-  public java.util.Set<String> auditedMethods() {
-    return writes.keySet();
   }
 
   /** Tells the audit entry of the current call, if it has one, who the caller is. */
@@ -161,7 +159,7 @@ public final class AuditTrail implements ServerInterceptor {
       if (reason != null) {
         field(line, "reason", reason);
       }
-      line.append(" duration_ms=").append(String.format(java.util.Locale.ROOT, "%.1f", durationMs));
+      line.append(" duration_ms=").append(String.format(Locale.ROOT, "%.1f", durationMs));
       log.info(line.toString());
     }
 
@@ -178,7 +176,7 @@ public final class AuditTrail implements ServerInterceptor {
       } else {
         return Map.of();
       }
-      Map<String, String> ids = new java.util.LinkedHashMap<>();
+      Map<String, String> ids = new LinkedHashMap<>();
       for (String name : ID_FIELDS) {
         String value = find(request, name);
         if (value != null) {
@@ -219,7 +217,7 @@ public final class AuditTrail implements ServerInterceptor {
         return null;
       }
       com.google.rpc.Status details = StatusProto.fromStatusAndTrailers(status, trailers);
-      for (com.google.protobuf.Any any : details.getDetailsList()) {
+      for (Any any : details.getDetailsList()) {
         if (any.is(ErrorInfo.class)) {
           try {
             return any.unpack(ErrorInfo.class).getReason();
@@ -247,7 +245,7 @@ public final class AuditTrail implements ServerInterceptor {
       if (c == '"' || c == '\\') {
         line.append('\\').append(c);
       } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || Character.isSurrogate(c) || c == '\u2028' || c == '\u2029') {
-        line.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) c));
+        line.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
       } else {
         line.append(c);
       }
