@@ -1,6 +1,7 @@
 package dev.warehouse.gateway.auth;
 
 import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.proc.BadJOSEException;
@@ -24,6 +25,7 @@ import java.util.Collection;
 import java.util.Date;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -34,7 +36,7 @@ import java.util.Set;
  * {@link Clock} and names, for the caller, which check failed (each an UNAUTHENTICATED reason):
  *
  * <ul>
- *   <li>{@code TOKEN_MALFORMED}: not a compact JWS JWT
+ *   <li>{@code TOKEN_MALFORMED}: not a compact JWS JWT, or a {@code typ} other than {@code JWT} or {@code at+jwt}
  *   <li>{@code TOKEN_ALGORITHM_REJECTED}: {@code none}, an encrypted token, or an algorithm not allowed
  *   <li>{@code TOKEN_KEY_UNKNOWN}: no key of the JWKS matches its {@code kid} and algorithm
  *   <li>{@code TOKEN_SIGNATURE_INVALID}: the signature does not verify
@@ -58,6 +60,7 @@ public final class JwtVerifier {
       String rolesClaim, Duration clockSkew, Clock clock) {
     this.algorithms = Set.copyOf(algorithms);
     this.rolesClaim = rolesClaim;
+    processor.setJWSTypeVerifier(JwtVerifier::verifyType);
     processor.setJWSKeySelector(new JWSVerificationKeySelector<>(this.algorithms, keys));
     processor.setJWTClaimsSetVerifier(new ClaimsVerifier(issuer, audience, clockSkew, clock));
   }
@@ -91,6 +94,8 @@ public final class JwtVerifier {
       claims = processor.process(signed, null);
     } catch (ClaimsRejected e) {
       throw new UnauthenticatedException(e.reason, e.getMessage());
+    } catch (TypeRejected e) {
+      throw new UnauthenticatedException("TOKEN_MALFORMED", e.getMessage());
     } catch (BadJWSException e) {
       throw new UnauthenticatedException("TOKEN_SIGNATURE_INVALID", "the bearer token's signature does not verify");
     } catch (BadJWTException e) {
@@ -127,6 +132,24 @@ public final class JwtVerifier {
       }
     }
     return roles;
+  }
+
+  /**
+   * The {@code typ} header: absent, {@code JWT}, or RFC 9068's {@code at+jwt} (identity providers' access
+   * tokens). Checked here rather than by the library's default, so that its refusal has its own reason.
+   */
+  private static void verifyType(JOSEObjectType type, SecurityContext context) throws TypeRejected {
+    if (type != null && !ACCEPTED_TYPES.contains(type.getType().toLowerCase(Locale.ROOT))) {
+      throw new TypeRejected();
+    }
+  }
+
+  private static final Set<String> ACCEPTED_TYPES = Set.of("jwt", "at+jwt", "application/at+jwt");
+
+  private static final class TypeRejected extends BadJOSEException {
+    TypeRejected() {
+      super("the bearer token's typ header must be JWT or at+jwt");
+    }
   }
 
   /** A claims check that failed, with its reason; thrown through the library's processor. */

@@ -3,6 +3,7 @@ package dev.warehouse.gateway.auth;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.jwk.ECKey;
 import com.nimbusds.jose.jwk.JWKSet;
@@ -73,6 +74,16 @@ class JwtVerifierTest {
     assertThat(rsaOnly.verify(TestTokens.sign(RSA, claims)).via()).isEqualTo("jwt");
     assertThat(reason(rsaOnly, TestTokens.sign(EC, claims))).isEqualTo("TOKEN_ALGORITHM_REJECTED");
     assertThat(reason(rsaOnly, TestTokens.unsecured(claims))).isEqualTo("TOKEN_ALGORITHM_REJECTED");
+  }
+
+  @Test
+  void accessTokenTyp_isAccepted_andOtherTypsAreMalformed() {
+    JWTClaimsSet claims = TestTokens.claims("alice", NOW, "debugger").build();
+    assertThat(VERIFIER.verify(TestTokens.sign(RSA, claims, h -> h.type(new JOSEObjectType("at+jwt")))).identity())
+        .isEqualTo("alice");
+    assertThat(VERIFIER.verify(TestTokens.sign(RSA, claims, h -> h.type(null))).identity()).isEqualTo("alice");
+    assertThat(reason(VERIFIER, TestTokens.sign(RSA, claims, h -> h.type(new JOSEObjectType("secevent+jwt")))))
+        .isEqualTo("TOKEN_MALFORMED");
   }
 
   @Test
