@@ -8,10 +8,10 @@ RUN --mount=type=cache,target=/root/.m2 ./mvnw -B -q -DskipTests -pl "${MODULE}"
 
 FROM eclipse-temurin:17-jre-jammy
 ARG MODULE
-# /certs is where compose mounts the certificates volume: a new volume takes this directory's owner, so the
-# non-root user can write it (the one-shot certs service) and read it.
+# /certs and /auth are where compose mounts the certificates and dev-auth volumes: a new volume takes its
+# directory's owner, so the non-root user can write them (the one-shot certs and dev-tokens) and read them.
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app \
-    && mkdir /certs && chown app /certs
+    && mkdir /certs && chown app /certs && mkdir /auth && chown app /auth
 WORKDIR /app
 COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar
 USER 10001

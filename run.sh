@@ -89,6 +89,14 @@ GRPC_PORT="$ORDER_GRPC_PORT" METRICS_PORT="$ORDER_METRICS_PORT" \
 pids+=($!)
 wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
 
+# Who may call what (docs/security.md): the development policy, and a new signing key at every start.
+# The gateway reads the key's public JWKS; the tokens, one per role, are for you and the demo loader.
+# The private key is never written; tokens and JWKS stay under target/, which git ignores.
+AUTH_DIR="${AUTH_DIR:-target/run-auth}"
+java -jar gateway/target/gateway.jar dev-tokens "$AUTH_DIR" deploy/auth/policy.dev.yaml >"$LOGS/dev-tokens.log"
+export AUTH_POLICY_FILE=deploy/auth/policy.dev.yaml AUTH_JWKS_FILE="$AUTH_DIR/jwks.json" \
+  AUTH_JWT_ISSUER=warehouse-dev AUTH_JWT_AUDIENCE=warehouse-gateway
+
 # The gateway: calls the services over mutual TLS with its own certificate, checking theirs; its client
 # port is plaintext (loopback only), or mutual TLS with --tls.
 if [ "$GATEWAY_TLS" = true ]; then GATEWAY_MODE=mtls; else GATEWAY_MODE=plaintext; fi
@@ -103,12 +111,13 @@ wait_for_port gateway "$GATEWAY_GRPC_PORT" "${pids[-1]}"
 # Waits until every service is SERVING through the gateway, then writes what is missing.
 if [ "$GATEWAY_TLS" = true ]; then
   java -jar gateway/target/gateway.jar load-demo-data --cacert "$CERTS/ca.pem" --cert "$CERTS/client.pem" \
-    --key "$CERTS/client-key.pem" "127.0.0.1:$GATEWAY_GRPC_PORT"
+    --key "$CERTS/client-key.pem" --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT"
   GRPCURL="grpcurl -cacert $CERTS/ca.pem -cert $CERTS/client.pem -key $CERTS/client-key.pem"
 else
-  java -jar gateway/target/gateway.jar load-demo-data "127.0.0.1:$GATEWAY_GRPC_PORT"
+  java -jar gateway/target/gateway.jar load-demo-data --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT"
   GRPCURL="grpcurl -plaintext"
 fi
+GRPCURL="$GRPCURL -H \"authorization: Bearer \$TOKEN\""
 
 G="localhost:$GATEWAY_GRPC_PORT"
 cat <<INFO
@@ -119,6 +128,10 @@ cat <<INFO
   moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
   certificates        $CERTS/ (local CA; rotate: java -jar gateway/target/gateway.jar certs $CERTS --renew)
   logs                $LOGS/
+
+Every call but health needs a token; one per role of deploy/auth/policy.dev.yaml, valid 12 h ($AUTH_DIR/):
+$(for f in "$AUTH_DIR"/*.jwt; do printf '  %-11s %s\n' "$(basename "$f" .jwt)" "$(cat "$f")"; done)
+  TOKEN=\$(cat $AUTH_DIR/debugger.jwt)    # reads and reflection; writes are PERMISSION_DENIED (admin.jwt may write)
 
 One grpcurl per access pattern (reflection is on; no .proto files needed):
   $GRPCURL $G list

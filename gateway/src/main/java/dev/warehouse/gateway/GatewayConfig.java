@@ -1,5 +1,6 @@
 package dev.warehouse.gateway;
 
+import dev.warehouse.gateway.auth.AuthConfig;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
@@ -27,6 +28,7 @@ import java.util.Map;
  *                           gateway's own certificate and CA, which its backend channels use too
  * @param backendTls         {@code BACKEND_TLS_MODE}, {@code BACKEND_TRUSTED_PEERS}: how the calls to the services
  *                           are secured, and the identities their certificates must carry
+ * @param auth               {@code AUTH_*}: how callers are authenticated and authorized ({@link AuthConfig})
  */
 public record GatewayConfig(
     int grpcPort,
@@ -41,7 +43,8 @@ public record GatewayConfig(
     String grpcBindAddress,
     String metricsBindAddress,
     TlsConfig tls,
-    ChannelTlsConfig backendTls) {
+    ChannelTlsConfig backendTls,
+    AuthConfig auth) {
 
   public static final int DEFAULT_GRPC_PORT = 50051;
   public static final int DEFAULT_METRICS_PORT = 9091;
@@ -51,20 +54,27 @@ public record GatewayConfig(
   public static final Duration DEFAULT_MIN_FORWARD_BUDGET = Duration.ofMillis(50);
   public static final Duration DEFAULT_CIRCUIT_OPEN = Duration.ofSeconds(5);
 
-  /** A plaintext gateway on every interface, calling plaintext backends: what tests that build the record mean. */
+  /** A plaintext gateway on every interface, calling plaintext backends, without authentication: what tests that build the record mean. */
   public GatewayConfig(int grpcPort, int metricsPort, List<String> inventoryAddresses, List<String> orderAddresses,
       Duration defaultDeadline, Duration minForwardBudget, Duration circuitOpenFor, Duration shutdownDrain,
       Duration shutdownGrace) {
     this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline, minForwardBudget, circuitOpenFor,
         shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES, ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT,
-        ChannelTlsConfig.PLAINTEXT);
+        ChannelTlsConfig.PLAINTEXT, AuthConfig.NONE);
   }
 
   /** The same gateway with other TLS settings. */
   public GatewayConfig withTls(TlsConfig tls, ChannelTlsConfig backendTls) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls);
+        backendTls, auth);
+  }
+
+  /** The same gateway with other authentication settings. */
+  public GatewayConfig withAuth(AuthConfig auth) {
+    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline,
+        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
+        backendTls, auth);
   }
 
   public static GatewayConfig fromEnvironment(Map<String, String> env) {
@@ -97,7 +107,8 @@ public record GatewayConfig(
         reader.bindAddress("GRPC_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
         reader.bindAddress("METRICS_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
         tls,
-        ChannelTlsConfig.read(reader, "BACKEND_", tls));
+        ChannelTlsConfig.read(reader, "BACKEND_", tls),
+        AuthConfig.read(reader));
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
       reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()
@@ -119,6 +130,7 @@ public record GatewayConfig(
         + " grpc_bind_address=" + grpcBindAddress
         + " metrics_bind_address=" + metricsBindAddress
         + " " + tls.describe()
-        + " " + backendTls.describe("backend_");
+        + " " + backendTls.describe("backend_")
+        + " " + auth.describe();
   }
 }

@@ -2,6 +2,7 @@ package dev.warehouse.gateway;
 
 import dev.warehouse.gateway.tools.CertsCommand;
 import dev.warehouse.gateway.tools.DemoData;
+import dev.warehouse.gateway.tools.DevTokens;
 import dev.warehouse.runtime.server.ServiceMain;
 import java.util.Arrays;
 import java.util.logging.Level;
@@ -9,8 +10,9 @@ import java.util.logging.Logger;
 
 /**
  * Starts the gateway ({@code java -jar gateway.jar}), loads the demo data through a running gateway
- * ({@code java -jar gateway.jar load-demo-data [options] [host:port]}), or makes the local CA and
- * certificates ({@code java -jar gateway.jar certs DIR [--renew]}).
+ * ({@code java -jar gateway.jar load-demo-data [options] [host:port]}), makes the local CA and
+ * certificates ({@code java -jar gateway.jar certs DIR [--renew]}), or writes development credentials
+ * ({@code java -jar gateway.jar dev-tokens DIR POLICY_FILE}).
  */
 public final class GatewayMain {
 
@@ -28,6 +30,9 @@ public final class GatewayMain {
     }
     if (args.length > 0 && args[0].equals("certs")) {
       System.exit(CertsCommand.run(Arrays.copyOfRange(args, 1, args.length), System.out));
+    }
+    if (args.length > 0 && args[0].equals("dev-tokens")) {
+      System.exit(DevTokens.run(Arrays.copyOfRange(args, 1, args.length), System.out));
     }
     GatewayConfig config = GatewayConfig.fromEnvironment(System.getenv());
     GatewayProcess gateway;

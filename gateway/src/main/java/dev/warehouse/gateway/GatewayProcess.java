@@ -1,6 +1,9 @@
 package dev.warehouse.gateway;
 
+import dev.warehouse.admin.v1.AdminServiceGrpc;
+import dev.warehouse.admin.v1.AdminServiceProto;
 import dev.warehouse.gateway.admin.GatewayAdminEndpoint;
+import dev.warehouse.gateway.auth.GatewayAccess;
 import dev.warehouse.gateway.backend.Backend;
 import dev.warehouse.gateway.backend.BackendHealthMonitor;
 import dev.warehouse.gateway.backend.EventLoops;
@@ -20,10 +23,13 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.grpc.ChannelCredentials;
+import io.grpc.ServiceDescriptor;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,9 +64,10 @@ public final class GatewayProcess implements AutoCloseable {
   private final GatewayAdminEndpoint admin;
   private final EventLoopGroup eventLoops;
   private final TransportSecurity transport;
+  private final GatewayAccess access;
 
   private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends, BackendHealthMonitor monitor,
-      GatewayAdminEndpoint admin, EventLoopGroup eventLoops, TransportSecurity transport) {
+      GatewayAdminEndpoint admin, EventLoopGroup eventLoops, TransportSecurity transport, GatewayAccess access) {
     this.server = server;
     this.metrics = metrics;
     this.backends = backends;
@@ -68,6 +75,16 @@ public final class GatewayProcess implements AutoCloseable {
     this.admin = admin;
     this.eventLoops = eventLoops;
     this.transport = transport;
+    this.access = access;
+  }
+
+  /** Every service the gateway's port serves: the two it forwards, its admin endpoint, health and reflection. */
+  @SuppressWarnings("deprecation") // reflection v1alpha: ServiceServer serves it for older grpcurl builds
+  public static List<ServiceDescriptor> servedServices() {
+    return List.of(InventoryServiceGrpc.getServiceDescriptor(), OrderServiceGrpc.getServiceDescriptor(),
+        AdminServiceGrpc.getServiceDescriptor(), HealthGrpc.getServiceDescriptor(),
+        io.grpc.reflection.v1.ServerReflectionGrpc.getServiceDescriptor(),
+        io.grpc.reflection.v1alpha.ServerReflectionGrpc.getServiceDescriptor());
   }
 
   public static GatewayProcess start(GatewayConfig config) throws IOException {
@@ -76,6 +93,10 @@ public final class GatewayProcess implements AutoCloseable {
     // One identity and CA for the client port and the backend channels (the admin endpoint's too).
     TransportSecurity transport = TransportSecurity.load(config.tls());
     ChannelCredentials backendCredentials = transport.channelCredentials(config.backendTls());
+    GatewayAccess access = GatewayAccess.start(config.auth(), Clock.systemUTC(), servedServices(),
+        List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
+            OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
+            AdminServiceProto.getDescriptor().findServiceByName("AdminService")));
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus("gateway");
     CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
@@ -104,13 +125,14 @@ public final class GatewayProcess implements AutoCloseable {
     GatewayAdminEndpoint admin = new GatewayAdminEndpoint(instances, eventLoops, config.defaultDeadline(),
         config.minForwardBudget(), backendCredentials);
 
-    // Forwarding never blocks: the event loop hands each call straight to its backend call.
+    // Forwarding never blocks: the event loop hands each call straight to its backend call. Access control
+    // wraps every service of the port (reflection too), before the per-service metrics.
     ServiceServer server = new ServiceServer(
-        transport.serverBuilder(ServiceConfig.listenAddress(config.grpcBindAddress(), config.grpcPort()))
+        access.install(transport.serverBuilder(ServiceConfig.listenAddress(config.grpcBindAddress(), config.grpcPort()))
             .bossEventLoopGroup(eventLoops)
             .workerEventLoopGroup(eventLoops)
             .channelType(EventLoops.serverChannel())
-            .directExecutor(),
+            .directExecutor()),
         List.of(new ForwardingService(InventoryServiceGrpc.getServiceDescriptor(), inventory),
             new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders), admin),
         List.of(new MetricCollectingServerInterceptor(registry)),
@@ -126,7 +148,7 @@ public final class GatewayProcess implements AutoCloseable {
         config.backendTls().describe("backend_"));
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, admin, eventLoops, transport);
+    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, admin, eventLoops, transport, access);
   }
 
   public int grpcPort() {
@@ -160,6 +182,7 @@ public final class GatewayProcess implements AutoCloseable {
     eventLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
     metrics.close();
     transport.close();
+    access.close();
     log.info("event=stopped service=gateway");
   }
 }

@@ -2,6 +2,9 @@ package dev.warehouse.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warehouse.gateway.auth.AccessPolicy;
+import dev.warehouse.gateway.auth.AuthMode;
+import dev.warehouse.gateway.tools.DevTokens;
 import dev.warehouse.gateway.tools.CertsCommand;
 import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
@@ -72,7 +75,7 @@ class ComposeFileTest {
   @Test
   void startsEveryPartOfTheSystem() {
     assertThat(services).containsOnlyKeys(
-        "certs", "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "grafana");
+        "certs", "dev-tokens", "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "grafana");
     services.forEach((name, service) -> {
       Object image = service.get("image");
       assertThat(image).as(name + " image").isNotNull();
@@ -124,6 +127,7 @@ class ComposeFileTest {
       // Only the shutdown settings: the others hold compose interpolations such as ${PAGE_TOKEN_KEY:-}.
       Map<String, String> shutdown = new HashMap<>(env(name));
       shutdown.keySet().removeIf(variable -> !variable.startsWith("SHUTDOWN_"));
+      shutdown.put("AUTH_MODE", "none"); // the gateway's other required settings are not what this reads
       Duration drainAndGrace;
       if (name.equals("gateway")) {
         GatewayConfig config = GatewayConfig.fromEnvironment(shutdown);
@@ -174,7 +178,8 @@ class ComposeFileTest {
   void gateway_andInit_pointAtTheServicesTheyNeed() {
     assertThat(env("gateway")).containsEntry("INVENTORY_ADDRESSES", "inventory-service:" + env("inventory-service").get("GRPC_PORT"))
         .containsEntry("ORDER_ADDRESSES", "order-service:" + env("order-service").get("GRPC_PORT"));
-    assertThat(list("init", "command")).containsExactly("load-demo-data", "gateway:" + env("gateway").get("GRPC_PORT"));
+    assertThat(list("init", "command")).containsExactly("load-demo-data", "--token-file", "/auth/admin.jwt",
+        "gateway:" + env("gateway").get("GRPC_PORT"));
     assertThat(services.get("init").get("image")).isEqualTo(services.get("gateway").get("image"));
   }
 
@@ -196,6 +201,41 @@ class ComposeFileTest {
         }
       });
     });
+  }
+
+  /**
+   * The gateway authenticates with the development policy and the key dev-tokens makes: the policy file
+   * it mounts exists, its JWKS and the loader's admin token are where dev-tokens writes them, the issuer
+   * and audience are the development tokens' (as in run.sh), and its settings pass its own checks.
+   */
+  @Test
+  void gateway_authenticates_withTheDevelopmentPolicyAndTheKeyDevTokensMakes() throws IOException {
+    Map<String, String> gateway = env("gateway");
+    assertThat(gateway).containsEntry("AUTH_MODE", "jwt")
+        .containsEntry("AUTH_JWT_ISSUER", DevTokens.ISSUER).containsEntry("AUTH_JWT_AUDIENCE", DevTokens.AUDIENCE);
+    GatewayConfig config = GatewayConfig.fromEnvironment(gateway);
+    assertThat(config.auth().mode()).isEqualTo(AuthMode.JWT);
+
+    List<String> devTokens = list("dev-tokens", "command");
+    assertThat(devTokens).hasSize(3).first().isEqualTo("dev-tokens");
+    String authDir = devTokens.get(1);
+    String volume = "dev-auth:" + authDir;
+    assertThat(list("dev-tokens", "volumes")).contains(volume);
+    assertThat(list("gateway", "volumes")).contains(volume + ":ro");
+    assertThat(list("init", "volumes")).contains(volume + ":ro");
+    assertThat(gateway.get("AUTH_JWKS_FILE")).isEqualTo(authDir + "/" + DevTokens.JWKS_FILE);
+    assertThat(list("init", "command")).containsSequence("--token-file", authDir + "/admin.jwt");
+
+    String policyMount = "./deploy/auth/policy.dev.yaml:" + gateway.get("AUTH_POLICY_FILE") + ":ro";
+    assertThat(list("gateway", "volumes")).contains(policyMount);
+    assertThat(list("dev-tokens", "volumes")).contains(policyMount);
+    assertThat(devTokens.get(2)).isEqualTo(gateway.get("AUTH_POLICY_FILE"));
+    assertThat(ROOT.resolve("deploy/auth/policy.dev.yaml")).isRegularFile();
+    assertThat(AccessPolicy.read(ROOT.resolve("deploy/auth/policy.dev.yaml")).roles()).contains("admin");
+    assertThat(Files.readString(ROOT.resolve("Dockerfile"))).contains("mkdir " + authDir + " && chown app " + authDir);
+
+    assertThat(Files.readString(ROOT.resolve("run.sh"))).contains("AUTH_JWT_ISSUER=" + DevTokens.ISSUER,
+        "AUTH_JWT_AUDIENCE=" + DevTokens.AUDIENCE, "deploy/auth/policy.dev.yaml", "--token-file");
   }
 
   @Test

@@ -12,6 +12,8 @@ import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.admin.v1.UnansweredInstance;
+import dev.warehouse.gateway.auth.BearerToken;
+import dev.warehouse.gateway.tools.DevTokens;
 import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
@@ -85,6 +87,9 @@ class LocalStackIT {
   private static Path certs;
   private static Map<String, String> inventoryEnv;
   private static PrometheusServer prometheus;
+  /** Development credentials, as run.sh makes them: the gateway's JWKS and one token per role. */
+  private static final java.nio.file.Path AUTH = StackProcess.ROOT.resolve("gateway/target/e2e-auth");
+  private static final String POLICY = StackProcess.ROOT.resolve("deploy/auth/policy.dev.yaml").toString();
 
   @BeforeAll
   static void startStack() throws Exception {
@@ -109,18 +114,29 @@ class LocalStackIT {
         .startAndAwaitPort();
     orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), orderEnv)
         .startAndAwaitPort();
+    assertThat(StackProcess.command("dev-tokens", GATEWAY_JAR, List.of("dev-tokens", AUTH.toString(), POLICY))
+        .runToEnd(Duration.ofSeconds(60))).startsWith("exit=0");
     gateway = StackProcess.service("gateway", GATEWAY_JAR, StackProcess.freePort(), StackProcess.freePort(),
         withTls(Map.of(
             "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort,
             "ORDER_ADDRESSES", "127.0.0.1:" + orders1.grpcPort + ",127.0.0.1:" + orders2.grpcPort,
             "CIRCUIT_OPEN_SECONDS", "1",
-            "SHUTDOWN_GRACE_SECONDS", "5"), "gateway", Map.of(
+            "SHUTDOWN_GRACE_SECONDS", "5",
+            "AUTH_POLICY_FILE", POLICY,
+            "AUTH_JWKS_FILE", AUTH.resolve(DevTokens.JWKS_FILE).toString(),
+            "AUTH_JWT_ISSUER", DevTokens.ISSUER,
+            "AUTH_JWT_AUDIENCE", DevTokens.AUDIENCE), "gateway", Map.of(
             "BACKEND_TLS_MODE", "mtls",
             "BACKEND_TRUSTED_PEERS", LocalCa.spiffeId("inventory-service") + "," + LocalCa.spiffeId("order-service"))))
         .startAndAwaitPort();
     prometheus = PrometheusServer.start(List.of(inventory, orders1, orders2, gateway).stream()
         .map(p -> "127.0.0.1:" + p.metricsPort).toList());
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort).usePlaintext().build();
+    channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort).usePlaintext()
+        .intercept(BearerToken.interceptor(token("admin"))).build();
+  }
+
+  private static String token(String role) throws java.io.IOException {
+    return BearerToken.read(AUTH.resolve(role + ".jwt"));
   }
 
   /** {@code env} with {@code name}'s certificate files, the CA, and {@code settings}. */
@@ -159,10 +175,12 @@ class LocalStackIT {
   @Test
   @org.junit.jupiter.api.Order(1)
   void demoData_loadsThroughTheGateway_andLoadingTwiceChangesNothing() throws Exception {
-    String first = StackProcess.command("load-demo-data-1", GATEWAY_JAR, List.of("load-demo-data", "127.0.0.1:" + gateway.grpcPort))
+    String first = StackProcess.command("load-demo-data-1", GATEWAY_JAR, List.of("load-demo-data", "--token-file",
+        AUTH.resolve("admin.jwt").toString(), "127.0.0.1:" + gateway.grpcPort))
         .runToEnd(Duration.ofSeconds(120));
     assertThat(first).startsWith("exit=0").contains("written=7");
-    String second = StackProcess.command("load-demo-data-2", GATEWAY_JAR, List.of("load-demo-data", "127.0.0.1:" + gateway.grpcPort))
+    String second = StackProcess.command("load-demo-data-2", GATEWAY_JAR, List.of("load-demo-data", "--token-file",
+        AUTH.resolve("admin.jwt").toString(), "127.0.0.1:" + gateway.grpcPort))
         .runToEnd(Duration.ofSeconds(120));
     assertThat(second).startsWith("exit=0").contains("written=0");
   }
@@ -226,6 +244,36 @@ class LocalStackIT {
 
     assertThat(health("warehouse.inventory.v1.InventoryService")).isEqualTo(ServingStatus.SERVING);
     assertThat(health("warehouse.order.v1.OrderService")).isEqualTo(ServingStatus.SERVING);
+  }
+
+  /** Without a credential nothing but health answers; the debugger reads and may not write; the audit names callers, never tokens. */
+  @Test
+  @org.junit.jupiter.api.Order(4)
+  void callers_areAuthenticatedAndAuthorized_atTheGateway_andItsWritesAudited() throws Exception {
+    ManagedChannel anonymous = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort).usePlaintext().build();
+    try {
+      assertStatus(() -> OrderServiceGrpc.newBlockingStub(anonymous).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build()), Status.Code.UNAUTHENTICATED, "CREDENTIALS_MISSING");
+      assertThat(HealthGrpc.newBlockingStub(anonymous).withDeadlineAfter(5, TimeUnit.SECONDS)
+          .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(ServingStatus.SERVING);
+      io.grpc.Channel debugger = io.grpc.ClientInterceptors.intercept(anonymous, BearerToken.interceptor(token("debugger")));
+      assertThat(OrderServiceGrpc.newBlockingStub(debugger).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build()).getOrderId()).isEqualTo("O900");
+      assertStatus(() -> InventoryServiceGrpc.newBlockingStub(debugger).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .adjustStock(AdjustStockRequest.newBuilder().setProductId("P100").setWarehouseId("W1").setDelta(-1)
+              .setRequestId("r-debugger").build()), Status.Code.PERMISSION_DENIED, "METHOD_NOT_ALLOWED");
+    } finally {
+      anonymous.shutdownNow();
+    }
+    String log = java.nio.file.Files.readString(StackProcess.ROOT.resolve("gateway/target/e2e-logs/gateway.log"));
+    log = log.substring(log.lastIndexOf("event=starting service=gateway")); // this run's
+    assertThat(log).contains("event=audit caller=dev-admin auth=jwt roles=admin",
+        "event=audit caller=dev-debugger auth=jwt roles=debugger")
+        .containsPattern("caller=dev-debugger .* method=warehouse.inventory.v1.InventoryService/AdjustStock "
+            + "status=PERMISSION_DENIED reason=METHOD_NOT_ALLOWED");
+    for (String role : List.of("admin", "debugger")) {
+      assertThat(log).doesNotContain(token(role).substring(token(role).lastIndexOf('.') + 1));
+    }
   }
 
   @Test

@@ -38,7 +38,7 @@ public final class ProxyComparison {
     Path benchJar = root.resolve("bench/target/bench.jar");
     try (Proc standIn = Proc.start("stand-in", List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "-Xmx256m", "-jar", benchJar.toString(), "standin", Integer.toString(standInPort)), Map.of(), logs, standInPort, -1);
-        Proc gateway = Stack.java(root, logs, "gateway", Map.of(
+        Proc gateway = Stack.java(root, logs, "gateway", Map.of("AUTH_MODE", "none", // forwarding alone, as nginx
             "INVENTORY_ADDRESSES", "127.0.0.1:" + standInPort, "ORDER_ADDRESSES", "127.0.0.1:" + standInPort));
         Nginx nginx = Nginx.start(root.resolve("target/bench-nginx"), standInPort)) {
       standIn.awaitServing(60_000);

@@ -84,7 +84,8 @@ public final class Stack implements AutoCloseable {
     Stack stack = new Stack(root, moto, endpoint, table, inventory, orders, null);
     stack.startupMs.put("inventory-service", inventory.awaitServing(120_000));
     stack.startupMs.put("order-service", orders.awaitServing(120_000));
-    Proc gateway = java(root, logs, "gateway", Map.of(
+    // Without authentication: the scenarios measure forwarding, as they have since before it existed.
+    Proc gateway = java(root, logs, "gateway", Map.of("AUTH_MODE", "none",
         "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort));
     Stack started = new Stack(root, moto, endpoint, table, inventory, orders, gateway);
     started.startupMs.putAll(stack.startupMs);

@@ -35,6 +35,15 @@ public final class BackendServiceConfig {
         .collect(Collectors.toUnmodifiableSet());
   }
 
+  /**
+   * The writes: every method not declared {@code NO_SIDE_EFFECTS}, the idempotent ones included (a
+   * repeated AdjustStock changes nothing, the first one does). What the audit trail records.
+   */
+  public static List<MethodDescriptor> writeMethods(ServiceDescriptor service) {
+    return service.getMethods().stream()
+        .filter(m -> m.getOptions().getIdempotencyLevel() != IdempotencyLevel.NO_SIDE_EFFECTS).toList();
+  }
+
   /** The methods declared {@code NO_SIDE_EFFECTS} or {@code IDEMPOTENT}. */
   public static List<MethodDescriptor> retryableMethods(ServiceDescriptor service) {
     return service.getMethods().stream().filter(BackendServiceConfig::isRetryable).toList();

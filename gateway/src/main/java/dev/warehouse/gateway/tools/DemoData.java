@@ -20,11 +20,13 @@ import io.grpc.TlsChannelCredentials;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
+import dev.warehouse.gateway.auth.BearerToken;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.HashMap;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -52,17 +54,21 @@ public final class DemoData {
   private DemoData() {}
 
   /**
-   * {@code load-demo-data [--cacert FILE [--cert FILE --key FILE]] [host:port]}: plaintext, or TLS trusting
-   * the CA bundle {@code --cacert} (and presenting a client certificate, when the gateway wants one), as
-   * grpcurl's options of the same names. Returns the exit status: 0 loaded (or already there), 1 failed,
-   * 2 bad arguments.
+   * {@code load-demo-data [--cacert FILE [--cert FILE --key FILE]] [--token-file FILE] [host:port]}: plaintext,
+   * or TLS trusting the CA bundle {@code --cacert} (and presenting a client certificate, when the gateway
+   * wants one), as grpcurl's options of the same names; with a token file (as {@code dev-tokens} writes
+   * them; an admin's), every call carries it as a bearer token. Returns the exit status: 0 loaded (or
+   * already there), 1 failed, 2 bad arguments.
    */
   public static int run(String[] args, PrintStream out) throws InterruptedException {
     String target = DEFAULT_TARGET;
     Map<String, File> files = new HashMap<>();
+    Path tokenFile = null;
     for (int i = 0; i < args.length; i++) {
       if (List.of("--cacert", "--cert", "--key").contains(args[i]) && i + 1 < args.length) {
         files.put(args[i], new File(args[++i]));
+      } else if (args[i].equals("--token-file") && i + 1 < args.length) {
+        tokenFile = Path.of(args[++i]);
       } else if (!args[i].startsWith("-")) {
         target = args[i];
       } else {
@@ -80,7 +86,16 @@ public final class DemoData {
       out.println("demo data: failed: cannot read " + e.getMessage());
       return 1;
     }
-    ManagedChannel channel = NettyChannelBuilder.forTarget(target, credentials).build();
+    NettyChannelBuilder builder = NettyChannelBuilder.forTarget(target, credentials);
+    if (tokenFile != null) {
+      try {
+        builder.intercept(BearerToken.interceptor(BearerToken.read(tokenFile)));
+      } catch (IOException e) {
+        out.println("demo data: failed: cannot read the token file " + tokenFile);
+        return 1;
+      }
+    }
+    ManagedChannel channel = builder.build();
     try {
       awaitServing(channel, out);
       int written = load(channel);
@@ -95,7 +110,7 @@ public final class DemoData {
   }
 
   private static int usage(PrintStream out) {
-    out.println("usage: load-demo-data [--cacert FILE [--cert FILE --key FILE]] [host:port]");
+    out.println("usage: load-demo-data [--cacert FILE [--cert FILE --key FILE]] [--token-file FILE] [host:port]");
     return 2;
   }
 

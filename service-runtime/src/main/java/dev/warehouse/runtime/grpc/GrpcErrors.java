@@ -13,8 +13,10 @@ import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.FieldViolation;
 import dev.warehouse.runtime.error.InvalidArgumentException;
 import dev.warehouse.runtime.error.NotFoundException;
+import dev.warehouse.runtime.error.PermissionDeniedException;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.error.UnavailableException;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
@@ -97,6 +99,10 @@ public final class GrpcErrors {
       return Code.DEADLINE_EXCEEDED;
     } else if (e instanceof CancelledException) {
       return Code.CANCELLED;
+    } else if (e instanceof UnauthenticatedException) {
+      return Code.UNAUTHENTICATED;
+    } else if (e instanceof PermissionDeniedException) {
+      return Code.PERMISSION_DENIED;
     }
     return Code.INTERNAL;
   }

@@ -10,7 +10,9 @@ import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.FieldViolation;
 import dev.warehouse.runtime.error.InvalidArgumentException;
 import dev.warehouse.runtime.error.NotFoundException;
+import dev.warehouse.runtime.error.PermissionDeniedException;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
+import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.error.UnavailableException;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -31,6 +33,9 @@ class GrpcErrorsTest {
     assertMapped(new AbortedException("VERSION_MISMATCH", "m"), Status.Code.ABORTED, "VERSION_MISMATCH");
     assertMapped(new UnavailableException("DATABASE_UNAVAILABLE", "m"), Status.Code.UNAVAILABLE, "DATABASE_UNAVAILABLE");
     assertMapped(new ResourceExhaustedException("DATABASE_THROTTLED", "m", null), Status.Code.RESOURCE_EXHAUSTED, "DATABASE_THROTTLED");
+    assertMapped(new UnauthenticatedException("TOKEN_EXPIRED", "m"), Status.Code.UNAUTHENTICATED, "TOKEN_EXPIRED");
+    assertMapped(new PermissionDeniedException("METHOD_NOT_ALLOWED", "m", Map.of("method", "a.B/C")),
+        Status.Code.PERMISSION_DENIED, "METHOD_NOT_ALLOWED");
   }
 
   @Test

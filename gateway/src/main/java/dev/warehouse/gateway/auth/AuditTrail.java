@@ -1,0 +1,255 @@
+package dev.warehouse.gateway.auth;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.Descriptors.Descriptor;
+import com.google.protobuf.Descriptors.FieldDescriptor;
+import com.google.protobuf.Descriptors.MethodDescriptor;
+import com.google.protobuf.Descriptors.ServiceDescriptor;
+import com.google.protobuf.DynamicMessage;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import com.google.rpc.ErrorInfo;
+import dev.warehouse.gateway.backend.BackendServiceConfig;
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
+import io.grpc.ForwardingServerCallListener.SimpleForwardingServerCallListener;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.Status;
+import io.grpc.protobuf.StatusProto;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.logging.Logger;
+import java.util.regex.Pattern;
+
+/**
+ * The audit trail: one {@code event=audit} line per write call through the gateway (a method its
+ * contract does not declare {@code NO_SIDE_EFFECTS}), when the call ends, whatever its end: answered,
+ * failed, refused by authentication or authorization, or cancelled. It names the caller, its roles and
+ * how it proved itself, the peer address, the method, the ids the request carries ({@link #ID_FIELDS},
+ * at the top of the request or in the record it carries), the status and its {@code ErrorInfo} reason,
+ * and the duration:
+ *
+ * <pre>
+ * event=audit caller=alice auth=jwt roles=picker peer=10.0.0.7:51234 method=warehouse.inventory.v1.InventoryService/AdjustStock product_id=P100 request_id=pick-0001 status=OK duration_ms=4.2
+ * </pre>
+ *
+ * It never logs a credential: it sees the request's ids and the caller {@link CallerAuthentication}
+ * established, never the headers. A refused call's request was never read, so its line has no ids.
+ * Values come from callers, so any that is not plain ({@code [A-Za-z0-9._:/@+-]}) is quoted and
+ * escaped, and long ones are cut: no request can forge a field or a line.
+ *
+ * <p>It runs outermost, so that it sees refusals; {@link CallerAuthentication}, which runs inside it,
+ * tells it the caller through {@link #identify}.
+ */
+public final class AuditTrail implements ServerInterceptor {
+
+  /** The fields named in a line, when the request has them. */
+  public static final List<String> ID_FIELDS = List.of("request_id", "order_id", "product_id", "customer_id");
+
+  static final int MAX_VALUE_LENGTH = 128;
+
+  private static final Logger log = Logger.getLogger(AuditTrail.class.getName());
+  private static final Context.Key<Entry> ENTRY = Context.key("warehouse.audit-entry");
+  private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9._:/@+-]+");
+
+  /** The request type of each audited method, by full name. */
+  private final Map<String, Descriptor> writes;
+
+  private AuditTrail(Map<String, Descriptor> writes) {
+    this.writes = Map.copyOf(writes);
+  }
+
+  /** Audits the writes of {@code services}. */
+  public static AuditTrail of(Collection<ServiceDescriptor> services) {
+    Map<String, Descriptor> writes = new HashMap<>();
+    for (ServiceDescriptor service : services) {
+      for (MethodDescriptor method : BackendServiceConfig.writeMethods(service)) {
+        writes.put(service.getFullName() + "/" + method.getName(), method.getInputType());
+      }
+    }
+    return new AuditTrail(writes);
+  }
+
+  /** Tells the audit entry of the current call, if it has one, who the caller is. */
+  static void identify(Caller caller) {
+    Entry entry = ENTRY.get();
+    if (entry != null) {
+      entry.caller = caller;
+    }
+  }
+
+  @Override
+  public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+    String method = call.getMethodDescriptor().getFullMethodName();
+    Descriptor requestType = writes.get(method);
+    if (requestType == null) {
+      return next.startCall(call, headers);
+    }
+    Entry entry = new Entry(method, requestType, call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+    ServerCall<Q, R> watched = new SimpleForwardingServerCall<>(call) {
+      @Override
+      public void close(Status status, Metadata trailers) {
+        entry.end(status, trailers);
+        super.close(status, trailers);
+      }
+    };
+    ServerCall.Listener<Q> listener =
+        Contexts.interceptCall(Context.current().withValue(ENTRY, entry), watched, headers, next);
+    return new SimpleForwardingServerCallListener<>(listener) {
+      @Override
+      public void onMessage(Q message) {
+        entry.request = message;
+        super.onMessage(message);
+      }
+
+      @Override
+      public void onCancel() {
+        entry.end(Status.CANCELLED, null);
+        super.onCancel();
+      }
+    };
+  }
+
+  /** One audited call, from its start to its one line. */
+  private static final class Entry {
+    final String method;
+    final Descriptor requestType;
+    final SocketAddress peer;
+    final long started = System.nanoTime();
+    final AtomicBoolean ended = new AtomicBoolean();
+    volatile Caller caller;
+    volatile Object request;
+
+    Entry(String method, Descriptor requestType, SocketAddress peer) {
+      this.method = method;
+      this.requestType = requestType;
+      this.peer = peer;
+    }
+
+    void end(Status status, Metadata trailers) {
+      if (!ended.compareAndSet(false, true)) {
+        return;
+      }
+      double durationMs = (System.nanoTime() - started) / (double) TimeUnit.MILLISECONDS.toNanos(1);
+      StringBuilder line = new StringBuilder("event=audit");
+      Caller who = caller;
+      field(line, "caller", who == null ? "-" : who.identity());
+      field(line, "auth", who == null ? "-" : who.via());
+      field(line, "roles", who == null || who.roles().isEmpty() ? "-"
+          : String.join(",", who.roles().stream().sorted().toList()));
+      field(line, "peer", peer instanceof InetSocketAddress address && address.getAddress() != null
+          ? address.getAddress().getHostAddress() + ":" + address.getPort() : "-");
+      field(line, "method", method);
+      ids(request).forEach((name, value) -> field(line, name, value));
+      field(line, "status", status.getCode().name());
+      String reason = reason(status, trailers);
+      if (reason != null) {
+        field(line, "reason", reason);
+      }
+      line.append(" duration_ms=").append(String.format(Locale.ROOT, "%.1f", durationMs));
+      log.info(line.toString());
+    }
+
+    private Map<String, String> ids(Object message) {
+      Message request;
+      if (message instanceof Message parsed) {
+        request = parsed;
+      } else if (message instanceof byte[] bytes) {
+        try {
+          request = DynamicMessage.parseFrom(requestType, bytes);
+        } catch (InvalidProtocolBufferException unreadable) {
+          return Map.of(); // the backend will say INVALID_ARGUMENT, or not understand it either
+        }
+      } else {
+        return Map.of();
+      }
+      Map<String, String> ids = new LinkedHashMap<>();
+      for (String name : ID_FIELDS) {
+        String value = find(request, name);
+        if (value != null) {
+          ids.put(name, value);
+        }
+      }
+      return ids;
+    }
+
+    /** The field at the top of the request, or in a record it carries ({@code PutProductInventoryRequest.inventory}). */
+    private static String find(Message request, String name) {
+      String top = stringField(request, name);
+      if (top != null) {
+        return top;
+      }
+      for (FieldDescriptor field : request.getDescriptorForType().getFields()) {
+        if (field.getJavaType() == FieldDescriptor.JavaType.MESSAGE && !field.isRepeated() && request.hasField(field)) {
+          String nested = stringField((Message) request.getField(field), name);
+          if (nested != null) {
+            return nested;
+          }
+        }
+      }
+      return null;
+    }
+
+    private static String stringField(Message message, String name) {
+      FieldDescriptor field = message.getDescriptorForType().findFieldByName(name);
+      if (field == null || field.isRepeated() || field.getJavaType() != FieldDescriptor.JavaType.STRING) {
+        return null;
+      }
+      String value = (String) message.getField(field);
+      return value.isEmpty() ? null : value;
+    }
+
+    private static String reason(Status status, Metadata trailers) {
+      if (status.isOk() || trailers == null) {
+        return null;
+      }
+      com.google.rpc.Status details = StatusProto.fromStatusAndTrailers(status, trailers);
+      for (Any any : details.getDetailsList()) {
+        if (any.is(ErrorInfo.class)) {
+          try {
+            return any.unpack(ErrorInfo.class).getReason();
+          } catch (InvalidProtocolBufferException unreadable) {
+            return null;
+          }
+        }
+      }
+      return null;
+    }
+  }
+
+  /** Appends {@code name=value}: the value as it is when plain, else quoted with escapes; a long one cut, quoted, with "...". */
+  static void field(StringBuilder line, String name, String value) {
+    line.append(' ').append(name).append('=');
+    boolean cut = value.length() > MAX_VALUE_LENGTH;
+    String shown = cut ? value.substring(0, MAX_VALUE_LENGTH) + "..." : value;
+    if (!cut && PLAIN.matcher(shown).matches()) {
+      line.append(shown);
+      return;
+    }
+    line.append('"');
+    for (int i = 0; i < shown.length(); i++) {
+      char c = shown.charAt(i);
+      if (c == '"' || c == '\\') {
+        line.append('\\').append(c);
+      } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || Character.isSurrogate(c) || c == '\u2028' || c == '\u2029') {
+        line.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+      } else {
+        line.append(c);
+      }
+    }
+    line.append('"');
+  }
+}

@@ -1,0 +1,143 @@
+package dev.warehouse.gateway.auth;
+
+import com.nimbusds.jose.JWSAlgorithm;
+import dev.warehouse.runtime.config.EnvReader;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * How the gateway authenticates and authorizes its callers, read with the rest of its settings.
+ *
+ * @param mode         {@code AUTH_MODE}: {@code jwt} (default) or {@code none}
+ * @param policyFile   {@code AUTH_POLICY_FILE}: the YAML policy of roles and the methods they may call
+ * @param jwksFile     {@code AUTH_JWKS_FILE}: the public keys tokens are checked against, as a JWKS file
+ * @param jwksUrl      {@code AUTH_JWKS_URL}: or as a JWKS URL (exactly one of the two)
+ * @param issuer       {@code AUTH_JWT_ISSUER}: the {@code iss} every token must carry
+ * @param audience     {@code AUTH_JWT_AUDIENCE}: the {@code aud} every token must include
+ * @param algorithms   {@code AUTH_JWT_ALGORITHMS}: the signature algorithms accepted (asymmetric only)
+ * @param rolesClaim   {@code AUTH_ROLES_CLAIM}: the claim that lists the caller's roles
+ * @param clockSkew    {@code AUTH_CLOCK_SKEW_SECONDS}: tolerance on {@code exp} and {@code nbf}
+ * @param jwksRefresh  {@code AUTH_JWKS_REFRESH_SECONDS}: how often the JWKS is read again (key rotation)
+ */
+public record AuthConfig(
+    AuthMode mode,
+    Optional<Path> policyFile,
+    Optional<Path> jwksFile,
+    Optional<URI> jwksUrl,
+    String issuer,
+    String audience,
+    Set<JWSAlgorithm> algorithms,
+    String rolesClaim,
+    Duration clockSkew,
+    Duration jwksRefresh) {
+
+  public static final String DEFAULT_ALGORITHMS = "RS256,ES256";
+  public static final String DEFAULT_ROLES_CLAIM = "roles";
+  public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofSeconds(60);
+  public static final Duration DEFAULT_JWKS_REFRESH = Duration.ofMinutes(5);
+
+  /**
+   * Signatures by a private key that the JWKS's public key checks. Never {@code none}, and never an HMAC:
+   * a shared secret would have to sit beside the gateway, and any holder could mint tokens.
+   */
+  public static final Set<JWSAlgorithm> ACCEPTABLE_ALGORITHMS = Set.copyOf(new LinkedHashSet<>(List.of(
+      JWSAlgorithm.RS256, JWSAlgorithm.RS384, JWSAlgorithm.RS512,
+      JWSAlgorithm.PS256, JWSAlgorithm.PS384, JWSAlgorithm.PS512,
+      JWSAlgorithm.ES256, JWSAlgorithm.ES384, JWSAlgorithm.ES512)));
+
+  /** No authentication: what tests of other things, and the benchmark's forwarding measurements, run with. */
+  public static final AuthConfig NONE = new AuthConfig(AuthMode.NONE, Optional.empty(), Optional.empty(),
+      Optional.empty(), "", "", Set.of(), DEFAULT_ROLES_CLAIM, DEFAULT_CLOCK_SKEW, DEFAULT_JWKS_REFRESH);
+
+  public AuthConfig {
+    algorithms = Set.copyOf(algorithms);
+  }
+
+  /** Reads the {@code AUTH_*} variables; in {@code jwt} mode the policy, one JWKS source, issuer and audience are required. */
+  public static AuthConfig read(EnvReader reader) {
+    String modeValue = reader.string("AUTH_MODE", AuthMode.JWT.settingValue());
+    AuthMode mode = AuthMode.JWT;
+    try {
+      mode = AuthMode.valueOf(modeValue.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      reader.problem("AUTH_MODE must be jwt or none, got '" + modeValue + "'");
+    }
+    Optional<Path> policy = path(reader, "AUTH_POLICY_FILE");
+    Optional<Path> jwksFile = path(reader, "AUTH_JWKS_FILE");
+    Optional<URI> jwksUrl = reader.uri("AUTH_JWKS_URL");
+    String issuer = reader.string("AUTH_JWT_ISSUER", "");
+    String audience = reader.string("AUTH_JWT_AUDIENCE", "");
+    Set<JWSAlgorithm> algorithms = algorithms(reader);
+    String rolesClaim = reader.string("AUTH_ROLES_CLAIM", DEFAULT_ROLES_CLAIM);
+    Duration skew = Duration.ofSeconds(reader.nonNegativeLong("AUTH_CLOCK_SKEW_SECONDS", DEFAULT_CLOCK_SKEW.getSeconds()));
+    Duration refresh = Duration.ofSeconds(
+        reader.positiveLong("AUTH_JWKS_REFRESH_SECONDS", DEFAULT_JWKS_REFRESH.getSeconds()));
+    if (mode == AuthMode.JWT) {
+      String off = " (or AUTH_MODE=none to run without authentication)";
+      if (policy.isEmpty()) {
+        reader.problem("AUTH_MODE=jwt needs AUTH_POLICY_FILE" + off);
+      }
+      if (jwksFile.isPresent() == jwksUrl.isPresent()) {
+        reader.problem("AUTH_MODE=jwt needs exactly one of AUTH_JWKS_FILE and AUTH_JWKS_URL" + off);
+      }
+      if (issuer.isEmpty()) {
+        reader.problem("AUTH_MODE=jwt needs AUTH_JWT_ISSUER" + off);
+      }
+      if (audience.isEmpty()) {
+        reader.problem("AUTH_MODE=jwt needs AUTH_JWT_AUDIENCE" + off);
+      }
+    }
+    return new AuthConfig(mode, policy, jwksFile, jwksUrl, issuer, audience, algorithms, rolesClaim, skew, refresh);
+  }
+
+  private static Optional<Path> path(EnvReader reader, String name) {
+    String value = reader.string(name, "");
+    return value.isEmpty() ? Optional.empty() : Optional.of(Path.of(value));
+  }
+
+  private static Set<JWSAlgorithm> algorithms(EnvReader reader) {
+    String value = reader.string("AUTH_JWT_ALGORITHMS", DEFAULT_ALGORITHMS);
+    Set<JWSAlgorithm> algorithms = new LinkedHashSet<>();
+    List<String> refused = new ArrayList<>();
+    for (String name : value.split(",")) {
+      JWSAlgorithm algorithm = JWSAlgorithm.parse(name.trim());
+      if (ACCEPTABLE_ALGORITHMS.contains(algorithm)) {
+        algorithms.add(algorithm);
+      } else {
+        refused.add(name.trim());
+      }
+    }
+    if (!refused.isEmpty() || algorithms.isEmpty()) {
+      reader.problem("AUTH_JWT_ALGORITHMS must list signature algorithms among "
+          + ACCEPTABLE_ALGORITHMS.stream().map(JWSAlgorithm::getName).sorted().toList() + ", got '" + value + "'");
+      return Set.of(JWSAlgorithm.RS256, JWSAlgorithm.ES256);
+    }
+    return algorithms;
+  }
+
+  /** For the start-up line: the settings, never a key. A JWKS URL is shown without its query or user info. */
+  public String describe() {
+    if (mode == AuthMode.NONE) {
+      return "auth_mode=none";
+    }
+    String jwks = jwksFile.map(file -> "file:" + file)
+        .orElseGet(() -> jwksUrl.map(url -> url.getScheme() + "://" + url.getHost()
+            + (url.getPort() < 0 ? "" : ":" + url.getPort()) + (url.getPath() == null ? "" : url.getPath())).orElse("-"));
+    return "auth_mode=" + mode.settingValue()
+        + " auth_policy_file=" + policyFile.map(Path::toString).orElse("-")
+        + " auth_jwks=" + jwks
+        + " auth_jwt_issuer=" + issuer
+        + " auth_jwt_audience=" + audience
+        + " auth_jwt_algorithms=" + String.join(",", algorithms.stream().map(JWSAlgorithm::getName).sorted().toList())
+        + " auth_roles_claim=" + rolesClaim
+        + " auth_clock_skew_s=" + clockSkew.getSeconds()
+        + " auth_jwks_refresh_s=" + jwksRefresh.getSeconds();
+  }
+}

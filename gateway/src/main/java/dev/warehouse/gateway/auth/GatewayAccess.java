@@ -1,0 +1,78 @@
+package dev.warehouse.gateway.auth;
+
+import com.google.protobuf.Descriptors;
+import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServiceDescriptor;
+import java.io.IOException;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.logging.Logger;
+
+/**
+ * Who may call what at the gateway, wired once from {@link AuthConfig}: the audit trail, then
+ * authentication, then authorization, as server interceptors on every service the gateway serves
+ * (reflection too; health is open). Owns the JWKS refresh.
+ */
+public final class GatewayAccess implements AutoCloseable {
+
+  private static final Logger log = Logger.getLogger(GatewayAccess.class.getName());
+
+  private final List<ServerInterceptor> inOrder;
+  private final JwksSource jwks;
+
+  private GatewayAccess(List<ServerInterceptor> inOrder, JwksSource jwks) {
+    this.inOrder = List.copyOf(inOrder);
+    this.jwks = jwks;
+  }
+
+  /**
+   * Reads the policy (refusing one that names a method {@code served} does not have) and the JWKS.
+   *
+   * @param served  every service the gateway's port serves, health and reflection included
+   * @param audited the contracts whose writes the audit trail records
+   * @throws IOException              when the policy or the JWKS cannot be read
+   * @throws IllegalArgumentException when the policy is malformed or names unknown methods
+   */
+  public static GatewayAccess start(AuthConfig config, Clock clock, Collection<ServiceDescriptor> served,
+      Collection<Descriptors.ServiceDescriptor> audited) throws IOException {
+    List<ServerInterceptor> interceptors = new ArrayList<>();
+    interceptors.add(AuditTrail.of(audited));
+    if (config.mode() == AuthMode.NONE) {
+      log.warning("event=auth_disabled auth_mode=none detail=\"every caller may call every method through the gateway;"
+          + " set AUTH_MODE=jwt with AUTH_POLICY_FILE and a JWKS to authenticate callers\"");
+      interceptors.add(CallerAuthentication.anonymous());
+      return new GatewayAccess(interceptors, null);
+    }
+    AccessPolicy policy = AccessPolicy.read(config.policyFile().orElseThrow());
+    policy.requireKnown(served);
+    JwksSource jwks = config.jwksFile().isPresent()
+        ? JwksSource.ofFile(config.jwksFile().get(), config.jwksRefresh())
+        : JwksSource.ofUrl(config.jwksUrl().orElseThrow(), config.jwksRefresh());
+    interceptors.add(CallerAuthentication.of(JwtVerifier.of(config, jwks, clock), policy));
+    interceptors.add(new MethodAuthorization(policy));
+    log.info("event=auth_enabled auth_mode=" + config.mode().settingValue() + " roles="
+        + String.join(",", policy.roles()) + " jwks_key_ids=" + String.join(",", jwks.keyIds()));
+    return new GatewayAccess(interceptors, jwks);
+  }
+
+  /**
+   * Installs the interceptors on every service of {@code builder}, to run in the order above. A server
+   * builder runs the interceptor added last first, so they are added in reverse.
+   */
+  public <T extends ServerBuilder<T>> T install(T builder) {
+    for (int i = inOrder.size() - 1; i >= 0; i--) {
+      builder.intercept(inOrder.get(i));
+    }
+    return builder;
+  }
+
+  @Override
+  public void close() {
+    if (jwks != null) {
+      jwks.close();
+    }
+  }
+}

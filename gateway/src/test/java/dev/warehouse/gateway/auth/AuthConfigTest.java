@@ -1,0 +1,94 @@
+package dev.warehouse.gateway.auth;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.nimbusds.jose.JWSAlgorithm;
+import dev.warehouse.gateway.GatewayConfig;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class AuthConfigTest {
+
+  private static final Map<String, String> JWT = Map.of(
+      "AUTH_POLICY_FILE", "/etc/warehouse/policy.yaml",
+      "AUTH_JWKS_FILE", "/auth/jwks.json",
+      "AUTH_JWT_ISSUER", "https://issuer.test",
+      "AUTH_JWT_AUDIENCE", "warehouse-gateway");
+
+  private static Map<String, String> jwtWith(String... pairs) {
+    Map<String, String> env = new HashMap<>(JWT);
+    for (int i = 0; i < pairs.length; i += 2) {
+      if (pairs[i + 1] == null) {
+        env.remove(pairs[i]);
+      } else {
+        env.put(pairs[i], pairs[i + 1]);
+      }
+    }
+    return env;
+  }
+
+  @Test
+  void authenticationIsOnByDefault_andStartingWithoutItsSettingsFails_sayingHowToTurnItOff() {
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(Map.of())).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("AUTH_MODE=jwt needs AUTH_POLICY_FILE")
+        .hasMessageContaining("exactly one of AUTH_JWKS_FILE and AUTH_JWKS_URL")
+        .hasMessageContaining("AUTH_JWT_ISSUER").hasMessageContaining("AUTH_JWT_AUDIENCE")
+        .hasMessageContaining("AUTH_MODE=none");
+  }
+
+  @Test
+  void jwtMode_withItsSettings_andTheDefaults() {
+    AuthConfig auth = GatewayConfig.fromEnvironment(JWT).auth();
+    assertThat(auth.mode()).isEqualTo(AuthMode.JWT);
+    assertThat(auth.policyFile()).contains(Path.of("/etc/warehouse/policy.yaml"));
+    assertThat(auth.algorithms()).containsExactlyInAnyOrder(JWSAlgorithm.RS256, JWSAlgorithm.ES256);
+    assertThat(auth.rolesClaim()).isEqualTo("roles");
+    assertThat(auth.clockSkew()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(auth.jwksRefresh()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(GatewayConfig.fromEnvironment(JWT).describe()).contains(" auth_mode=jwt ", " auth_jwks=file:/auth/jwks.json ",
+        " auth_jwt_algorithms=ES256,RS256 ");
+  }
+
+  @Test
+  void everySettingIsSettable() {
+    AuthConfig auth = GatewayConfig.fromEnvironment(jwtWith("AUTH_JWKS_FILE", null,
+        "AUTH_JWKS_URL", "https://login.example/keys?x=secret", "AUTH_JWT_ALGORITHMS", "ES384, PS256",
+        "AUTH_ROLES_CLAIM", "groups", "AUTH_CLOCK_SKEW_SECONDS", "5", "AUTH_JWKS_REFRESH_SECONDS", "30")).auth();
+    assertThat(auth.jwksUrl()).contains(URI.create("https://login.example/keys?x=secret"));
+    assertThat(auth.algorithms()).containsExactlyInAnyOrder(JWSAlgorithm.ES384, JWSAlgorithm.PS256);
+    assertThat(auth.rolesClaim()).isEqualTo("groups");
+    assertThat(auth.clockSkew()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(auth.jwksRefresh()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(auth.describe()).contains("auth_jwks=https://login.example/keys ").doesNotContain("secret");
+  }
+
+  @Test
+  void none_takesAnExplicitSetting_andNeedsNothingElse() {
+    assertThat(GatewayConfig.fromEnvironment(Map.of("AUTH_MODE", "none")).auth().mode()).isEqualTo(AuthMode.NONE);
+    assertThat(GatewayConfig.fromEnvironment(Map.of("AUTH_MODE", "none")).describe()).endsWith(" auth_mode=none");
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(Map.of("AUTH_MODE", "off")))
+        .hasMessageContaining("AUTH_MODE must be jwt or none");
+  }
+
+  @Test
+  void unsignedAndSharedSecretAlgorithms_andTwoJwksSources_areRefused() {
+    for (String algorithms : new String[] {"none", "RS256,none", "HS256"}) {
+      assertThatThrownBy(() -> GatewayConfig.fromEnvironment(jwtWith("AUTH_JWT_ALGORITHMS", algorithms)))
+          .as(algorithms).hasMessageContaining("AUTH_JWT_ALGORITHMS");
+    }
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(jwtWith("AUTH_JWKS_URL", "https://login.example/keys")))
+        .hasMessageContaining("exactly one of AUTH_JWKS_FILE and AUTH_JWKS_URL");
+  }
+
+  @Test
+  void theSettingsAreAmongTheVariablesTheGatewayReads() {
+    assertThat(GatewayConfig.variables()).contains("AUTH_MODE", "AUTH_POLICY_FILE", "AUTH_JWKS_FILE", "AUTH_JWKS_URL",
+        "AUTH_JWT_ISSUER", "AUTH_JWT_AUDIENCE", "AUTH_JWT_ALGORITHMS", "AUTH_ROLES_CLAIM", "AUTH_CLOCK_SKEW_SECONDS",
+        "AUTH_JWKS_REFRESH_SECONDS");
+  }
+}

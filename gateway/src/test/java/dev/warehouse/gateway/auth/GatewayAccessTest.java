@@ -1,0 +1,81 @@
+package dev.warehouse.gateway.auth;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.warehouse.gateway.GatewayProcess;
+import dev.warehouse.inventory.v1.InventoryServiceProto;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the gateway does at start with its access settings: a warning when off, a refusal when they cannot hold. */
+class GatewayAccessTest {
+
+  @TempDir
+  Path dir;
+
+  private static GatewayAccess start(AuthConfig config) throws IOException {
+    return GatewayAccess.start(config, Clock.systemUTC(), GatewayProcess.servedServices(),
+        List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")));
+  }
+
+  private AuthConfig jwt(Path policy, Path jwks) {
+    return new AuthConfig(AuthMode.JWT, Optional.of(policy), Optional.of(jwks), Optional.empty(), TestTokens.ISSUER,
+        TestTokens.AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS, "roles", AuthConfig.DEFAULT_CLOCK_SKEW,
+        AuthConfig.DEFAULT_JWKS_REFRESH);
+  }
+
+  @Test
+  void authenticationOff_isAWarningAtStart() throws IOException {
+    Logger logger = Logger.getLogger(GatewayAccess.class.getName());
+    List<LogRecord> records = new CopyOnWriteArrayList<>();
+    Handler handler = new Handler() {
+      @Override
+      public void publish(LogRecord record) {
+        records.add(record);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    logger.addHandler(handler);
+    try (GatewayAccess ignored = start(AuthConfig.NONE)) {
+      assertThat(records).anySatisfy(record -> {
+        assertThat(record.getLevel()).isEqualTo(Level.WARNING);
+        assertThat(record.getMessage()).startsWith("event=auth_disabled auth_mode=none");
+      });
+    } finally {
+      logger.removeHandler(handler);
+    }
+  }
+
+  @Test
+  void aPolicyNamingAnUnservedMethod_stopsTheStart() throws IOException {
+    Path jwks = dir.resolve("jwks.json");
+    TestTokens.writeJwks(jwks, TestTokens.ecKey("k1"));
+    Path typo = dir.resolve("policy.yaml");
+    Files.writeString(typo, "roles:\n  picker: [warehouse.inventory.v1.InventoryService/AdjustStok]\n");
+    assertThatThrownBy(() -> start(jwt(typo, jwks))).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("picker: warehouse.inventory.v1.InventoryService/AdjustStok");
+  }
+
+  @Test
+  void anUnreadableJwks_stopsTheStart() {
+    assertThatThrownBy(() -> start(jwt(GatewayAuthTest.DEV_POLICY, dir.resolve("absent.json"))))
+        .isInstanceOf(IOException.class).hasMessageContaining("absent.json");
+  }
+}
