@@ -58,7 +58,7 @@ class GatewayConfigTest {
 
   @Test
   void backendTls_readsItsModeAndTrustedServers_andNeedsTheGatewaysFiles(@TempDir Path dir) throws Exception {
-    GatewayConfig plain = GatewayConfig.fromEnvironment(Map.of());
+    GatewayConfig plain = GatewayConfig.fromEnvironment(env());
     assertThat(plain.backendTls().mode()).isEqualTo(TlsMode.PLAINTEXT);
     assertThat(plain.tls().serverMode()).isEqualTo(TlsMode.PLAINTEXT);
     assertThat(GatewayConfig.variables()).contains("GRPC_TLS_MODE", "TLS_CERT_FILE", "TLS_KEY_FILE", "TLS_CA_FILE",
@@ -68,7 +68,7 @@ class GatewayConfigTest {
     Path cert = Files.writeString(dir.resolve("c.pem"), "x");
     Path key = Files.writeString(dir.resolve("k.pem"), "x");
     Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
-    GatewayConfig mtls = GatewayConfig.fromEnvironment(Map.of("BACKEND_TLS_MODE", "mtls",
+    GatewayConfig mtls = GatewayConfig.fromEnvironment(env("BACKEND_TLS_MODE", "mtls",
         "BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service,spiffe://warehouse.local/order-service",
         "TLS_CERT_FILE", cert.toString(), "TLS_KEY_FILE", key.toString(), "TLS_CA_FILE", ca.toString()));
     assertThat(mtls.backendTls().mode()).isEqualTo(TlsMode.MTLS);
@@ -77,11 +77,11 @@ class GatewayConfigTest {
     assertThat(mtls.tls().serverMode()).as("the client port stays as it was").isEqualTo(TlsMode.PLAINTEXT);
     assertThat(mtls.describe()).contains("grpc_tls_mode=plaintext", "backend_tls_mode=mtls");
 
-    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(Map.of("BACKEND_TLS_MODE", "mtls")))
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("BACKEND_TLS_MODE", "mtls")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("BACKEND_TLS_MODE=mtls needs TLS_CA_FILE")
         .hasMessageContaining("BACKEND_TLS_MODE=mtls needs TLS_CERT_FILE and TLS_KEY_FILE");
-    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(Map.of("BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/x")))
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/x")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("BACKEND_TRUSTED_PEERS applies only with BACKEND_TLS_MODE=tls or mtls");
   }
