@@ -22,4 +22,12 @@ if [ -z "${PROMETHEUS_BIN:-}" ] && ! command -v prometheus >/dev/null 2>&1; then
   fi
 fi
 
+# The CloudFormation template's structure is checked by CloudFormationTemplateTest; cfn-lint, where it
+# is installed, also checks it against AWS's resource schemas. Not installed here.
+if command -v cfn-lint >/dev/null 2>&1; then
+  cfn-lint deploy/aws/*.yaml
+else
+  echo "cfn-lint not found: skipping the lint of deploy/aws/ (pip install cfn-lint to run it)"
+fi
+
 exec ./mvnw -B verify "$@"
