@@ -295,7 +295,10 @@ class ComposeFileTest {
     for (String service : List.of("gateway", "inventory-service", "order-service")) {
       assertThat(config).contains("\"" + service + ":" + env(service).get("METRICS_PORT") + "\"");
     }
-    assertThat(list("prometheus", "volumes")).contains("./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro");
+    assertThat(list("prometheus", "volumes")).contains("./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml:ro",
+        "./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro");
+    // Relative rule files resolve beside the config: /etc/prometheus/alerts.yml in the container.
+    assertThat(config).contains("rule_files:\n  - alerts.yml\n");
   }
 
   @Test

@@ -410,6 +410,18 @@ class LocalStackIT {
       }
     }
     assertThat(empty).as("dashboard queries without data").isEmpty();
+
+    // The alert rules: all loaded and evaluating without error, and their SLO ratios computed from the
+    // gateway's real series (the circuit test above made the gateway answer UNAVAILABLE).
+    String rules = prometheus.rules();
+    assertThat(rules).contains("\"status\":\"success\"", "RpcAvailabilityBudgetBurnFast", "GatewayCircuitOpen")
+        .doesNotContain("\"health\":\"err\"");
+    for (String window : List.of("5m", "30m", "1h", "6h", "3d")) {
+      assertThat(prometheus.query("service_method:grpc_server_slow_ratio:rate" + window))
+          .as("latency SLO ratio over " + window).contains("\"method\":\"ListWarehouseProducts\"");
+    }
+    assertThat(prometheus.query("service_method:grpc_server_error_ratio:rate1h"))
+        .as("availability SLO ratio").contains("\"method\":\"GetProductInventory\"");
   }
 
   /**

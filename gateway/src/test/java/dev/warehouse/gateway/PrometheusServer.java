@@ -16,7 +16,8 @@ import java.util.stream.Collectors;
 
 /**
  * A real Prometheus (Debian's package) scraping the test stack, to check that the dashboard's
- * queries return data. {@code ./test.sh} installs it; without it the test fails with that hint.
+ * queries return data and the alert rules evaluate on real metrics. {@code ./test.sh} installs it;
+ * without it the test fails with that hint.
  */
 final class PrometheusServer implements AutoCloseable {
 
@@ -35,7 +36,10 @@ final class PrometheusServer implements AutoCloseable {
     Path dir = StackProcess.ROOT.resolve("gateway/target/e2e-prometheus");
     Files.createDirectories(dir);
     Path config = dir.resolve("prometheus.yml");
-    Files.writeString(config, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+    // The alert rules of deploy/prometheus too, so the tests see them evaluated on what the processes export.
+    Files.writeString(config, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+        + "rule_files:\n  - \"" + StackProcess.ROOT.resolve("deploy/prometheus/alerts.yml").toAbsolutePath() + "\"\n"
+        + "scrape_configs:\n"
         + "  - job_name: stack\n    static_configs:\n      - targets: ["
         + targets.stream().map(t -> "\"" + t + "\"").collect(Collectors.joining(", ")) + "]\n");
     int port = StackProcess.freePort();
@@ -72,6 +76,12 @@ final class PrometheusServer implements AutoCloseable {
   /** The raw JSON answer of an instant query. */
   String query(String expr) throws IOException, InterruptedException {
     URI uri = URI.create("http://127.0.0.1:" + port + "/api/v1/query?query=" + URLEncoder.encode(expr, StandardCharsets.UTF_8));
+    return HTTP.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString()).body();
+  }
+
+  /** The raw JSON answer of the rules endpoint: every loaded rule with its health and last error. */
+  String rules() throws IOException, InterruptedException {
+    URI uri = URI.create("http://127.0.0.1:" + port + "/api/v1/rules");
     return HTTP.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString()).body();
   }
 

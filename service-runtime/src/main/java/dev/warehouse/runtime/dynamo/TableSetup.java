@@ -15,6 +15,7 @@ import software.amazon.awssdk.services.dynamodb.model.ResourceInUseException;
 import software.amazon.awssdk.services.dynamodb.model.ResourceNotFoundException;
 import software.amazon.awssdk.services.dynamodb.model.ScalarAttributeType;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
+import software.amazon.awssdk.services.dynamodb.model.TimeToLiveSpecification;
 
 /**
  * The idempotent "ensure table" step: creates the single table with its GSI1 when it is missing, and
@@ -62,8 +63,7 @@ public final class TableSetup {
   }
 
   private static void enableTimeToLive(DynamoDbAsyncClient dynamo, String tableName) {
-    dynamo.updateTimeToLive(b -> b.tableName(tableName)
-            .timeToLiveSpecification(t -> t.enabled(true).attributeName(SingleTable.EXPIRE_AT)))
+    dynamo.updateTimeToLive(b -> b.tableName(tableName).timeToLiveSpecification(timeToLive()))
         .exceptionally(e -> {
           // TTL only trims expired idempotency records; the table works without it.
           log.warning("event=ttl_not_enabled table=" + tableName + " cause=" + e.getClass().getSimpleName());
@@ -72,6 +72,12 @@ public final class TableSetup {
         .join();
   }
 
+  /** TTL as the table gets it after creation; deploy/aws's template must declare the same. */
+  static TimeToLiveSpecification timeToLive() {
+    return TimeToLiveSpecification.builder().enabled(true).attributeName(SingleTable.EXPIRE_AT).build();
+  }
+
+  /** The table as created here; deploy/aws's template must declare the same keys and indexes. */
   static CreateTableRequest definition(String tableName) {
     return CreateTableRequest.builder()
         .tableName(tableName)

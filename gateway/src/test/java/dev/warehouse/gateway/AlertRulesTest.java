@@ -1,0 +1,151 @@
+package dev.warehouse.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.warehouse.runtime.metrics.MetricsRegistries;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * deploy/prometheus/alerts.yml passes {@code promtool check rules} and its unit tests
+ * ({@code promtool test rules alerts_test.yml}); every alert has a test where it fires and one where
+ * it stays quiet, a severity and a runbook section in docs/alerts.md; the latency SLO's bucket bound
+ * is one the processes' timers publish. (LocalStackIT evaluates the rules on a real Prometheus
+ * scraping the real processes.) promtool comes with Debian's prometheus package, which ./test.sh
+ * installs.
+ */
+class AlertRulesTest {
+
+  private static final Path DIR = StackProcess.ROOT.resolve("deploy/prometheus");
+  private static final Path RUNBOOKS = StackProcess.ROOT.resolve("docs/alerts.md");
+  private static final Pattern LE = Pattern.compile("le=\"([^\"]+)\"");
+  private static List<Map<String, Object>> alerts;
+  private static List<Map<String, Object>> tests;
+
+  @BeforeAll
+  @SuppressWarnings("unchecked")
+  static void read() throws IOException {
+    alerts = new ArrayList<>();
+    Map<String, Object> rules = new Yaml().load(Files.readString(DIR.resolve("alerts.yml")));
+    for (Object group : (List<Object>) rules.get("groups")) {
+      for (Object rule : (List<Object>) ((Map<String, Object>) group).get("rules")) {
+        if (((Map<String, Object>) rule).containsKey("alert")) {
+          alerts.add((Map<String, Object>) rule);
+        }
+      }
+    }
+    Map<String, Object> unitTests = new Yaml().load(Files.readString(DIR.resolve("alerts_test.yml")));
+    tests = new ArrayList<>();
+    for (Object test : (List<Object>) unitTests.get("tests")) {
+      tests.addAll((List<Map<String, Object>>) ((Map<String, Object>) test).get("alert_rule_test"));
+    }
+  }
+
+  @Test
+  void promtool_checksTheRules_andTheConfigThatLoadsThem() throws Exception {
+    assertThat(promtool("check", "rules", "alerts.yml")).contains("SUCCESS");
+    assertThat(promtool("check", "config", "prometheus.yml")).contains("SUCCESS: 1 rule files found");
+  }
+
+  @Test
+  void promtool_unitTestsPass() throws Exception {
+    assertThat(promtool("test", "rules", "alerts_test.yml")).contains("SUCCESS");
+  }
+
+  @Test
+  void everyAlert_isTestedFiringAndQuiet() {
+    Set<String> firing = new TreeSet<>();
+    Set<String> quiet = new TreeSet<>();
+    for (Map<String, Object> test : tests) {
+      (((List<?>) test.get("exp_alerts")).isEmpty() ? quiet : firing).add((String) test.get("alertname"));
+    }
+    Set<String> names = new TreeSet<>(alerts.stream().map(a -> (String) a.get("alert")).toList());
+    assertThat(names).hasSizeGreaterThanOrEqualTo(10);
+    assertThat(firing).as("alerts tested where they fire").isEqualTo(names);
+    assertThat(quiet).as("alerts tested where they stay quiet").isEqualTo(names);
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void everyAlert_hasASeverity_andARunbookSection() throws IOException {
+    Set<String> anchors = new HashSet<>();
+    for (String line : Files.readAllLines(RUNBOOKS)) {
+      if (line.startsWith("#")) {
+        anchors.add(line.replaceFirst("^#+\\s*", "").toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 -]", "").replace(' ', '-'));
+      }
+    }
+    for (Map<String, Object> alert : alerts) {
+      Map<String, String> labels = (Map<String, String>) alert.get("labels");
+      assertThat(labels.get("severity")).as("%s's severity", alert.get("alert")).isIn("page", "ticket");
+      String runbook = ((Map<String, String>) alert.get("annotations")).get("runbook");
+      assertThat(runbook).as("%s's runbook", alert.get("alert")).startsWith("docs/alerts.md#");
+      assertThat(anchors).as("sections of docs/alerts.md").contains(runbook.substring(runbook.indexOf('#') + 1));
+    }
+  }
+
+  @Test
+  void theLatencyBound_isABucketOfTheProcessesTimers() throws IOException {
+    // The processes' registry, with a timer as gRPC's interceptors make one.
+    PrometheusMeterRegistry registry = MetricsRegistries.prometheus("gateway");
+    Timer.builder("grpc.server.processing.duration").register(registry).record(Duration.ofMillis(5));
+    Set<String> published = new HashSet<>();
+    Matcher m = LE.matcher(registry.scrape());
+    while (m.find()) {
+      published.add(m.group(1));
+    }
+    Set<String> used = new TreeSet<>();
+    m = LE.matcher(Files.readString(DIR.resolve("alerts.yml")));
+    while (m.find()) {
+      used.add(m.group(1));
+    }
+    assertThat(used).isNotEmpty();
+    assertThat(published).containsAll(used);
+  }
+
+  /** Runs promtool in deploy/prometheus; returns its output, failing on a non-zero exit. */
+  private static String promtool(String... args) throws Exception {
+    String binary = promtoolBinary();
+    Assumptions.assumeTrue(binary != null,
+        "promtool is missing: ./test.sh installs it (Debian's prometheus package), or set PROMTOOL_BIN");
+    List<String> command = new ArrayList<>(List.of(binary));
+    command.addAll(List.of(args));
+    Process process = new ProcessBuilder(command).directory(DIR.toFile()).redirectErrorStream(true).start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(process.exitValue()).as("promtool %s:%n%s", String.join(" ", args), output).isZero();
+    return output;
+  }
+
+  private static String promtoolBinary() {
+    String configured = System.getenv("PROMTOOL_BIN");
+    if (configured != null && !configured.isBlank()) {
+      return configured;
+    }
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      if (Files.isExecutable(Path.of(dir, "promtool"))) {
+        return Path.of(dir, "promtool").toString();
+      }
+    }
+    return null;
+  }
+}
