@@ -10,6 +10,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.rpc.ErrorInfo;
 import dev.warehouse.gateway.backend.BackendServiceConfig;
+import dev.warehouse.runtime.server.DaemonThreads;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
@@ -29,6 +30,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Logger;
@@ -65,22 +68,41 @@ public final class AuditTrail implements ServerInterceptor {
   private static final Context.Key<Entry> ENTRY = Context.key("warehouse.audit-entry");
   private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9._:/@+-]+");
 
+  /**
+   * Writes the lines off the event loop: reading the ids from the request's bytes and a log handler's
+   * I/O are not the forwarding path's to wait for. When the queue is full the call's own thread writes
+   * its line: slower, never lost.
+   */
+  private static final ThreadPoolExecutor WRITER = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
+      new ArrayBlockingQueue<>(10_000), DaemonThreads.named("audit-trail"), new ThreadPoolExecutor.CallerRunsPolicy());
+
   /** The request type of each audited method, by full name. */
   private final Map<String, Descriptor> writes;
+  /** Who calls when nobody authenticates the call (AUTH_MODE=none); null when someone does. */
+  private final Caller unauthenticated;
 
-  private AuditTrail(Map<String, Descriptor> writes) {
+  private AuditTrail(Map<String, Descriptor> writes, Caller unauthenticated) {
     this.writes = Map.copyOf(writes);
+    this.unauthenticated = unauthenticated;
   }
 
-  /** Audits the writes of {@code services}. */
+  /** Audits the writes of {@code services}, whose callers {@link CallerAuthentication} establishes. */
   public static AuditTrail of(Collection<ServiceDescriptor> services) {
+    return of(services, null);
+  }
+
+  /**
+   * Audits the writes of {@code services}; with {@code unauthenticated}, every caller is that one
+   * (AUTH_MODE=none, where no interceptor establishes callers).
+   */
+  public static AuditTrail of(Collection<ServiceDescriptor> services, Caller unauthenticated) {
     Map<String, Descriptor> writes = new HashMap<>();
     for (ServiceDescriptor service : services) {
       for (MethodDescriptor method : BackendServiceConfig.writeMethods(service)) {
         writes.put(service.getFullName() + "/" + method.getName(), method.getInputType());
       }
     }
-    return new AuditTrail(writes);
+    return new AuditTrail(writes, unauthenticated);
   }
 
   /** Tells the audit entry of the current call, if it has one, who the caller is. */
@@ -99,6 +121,7 @@ public final class AuditTrail implements ServerInterceptor {
       return next.startCall(call, headers);
     }
     Entry entry = new Entry(method, requestType, call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+    entry.caller = unauthenticated;
     ServerCall<Q, R> watched = new SimpleForwardingServerCall<>(call) {
       @Override
       public void close(Status status, Metadata trailers) {
@@ -144,6 +167,10 @@ public final class AuditTrail implements ServerInterceptor {
         return;
       }
       double durationMs = (System.nanoTime() - started) / (double) TimeUnit.MILLISECONDS.toNanos(1);
+      WRITER.execute(() -> write(status, trailers, durationMs));
+    }
+
+    private void write(Status status, Metadata trailers, double durationMs) {
       StringBuilder line = new StringBuilder("event=audit");
       Caller who = caller;
       field(line, "caller", who == null ? "-" : who.identity());

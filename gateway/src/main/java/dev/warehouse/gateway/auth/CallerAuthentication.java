@@ -28,8 +28,8 @@ import java.util.Set;
  *       gives it (none if it names none: authenticated, and allowed nothing).
  *   <li>Otherwise {@code CREDENTIALS_MISSING}.
  * </ol>
- * {@link #OPEN_SERVICES} (health) are answered for anyone, whatever they send. With AUTH_MODE=none every
- * call is {@link Caller#ANONYMOUS}.
+ * {@link #OPEN_SERVICES} (health) are answered for anyone, whatever they send. With AUTH_MODE=none it is
+ * not installed at all ({@link GatewayAccess}).
  */
 public final class CallerAuthentication implements ServerInterceptor {
 
@@ -53,11 +53,6 @@ public final class CallerAuthentication implements ServerInterceptor {
     return new CallerAuthentication(jwt, policy);
   }
 
-  /** AUTH_MODE=none: nobody is asked. */
-  public static CallerAuthentication anonymous() {
-    return new CallerAuthentication(null, null);
-  }
-
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
     if (OPEN_SERVICES.contains(call.getMethodDescriptor().getServiceName())) {
@@ -65,7 +60,7 @@ public final class CallerAuthentication implements ServerInterceptor {
     }
     Caller caller;
     try {
-      caller = jwt == null ? Caller.ANONYMOUS : authenticate(call, headers);
+      caller = authenticate(call, headers);
     } catch (UnauthenticatedException e) {
       return refuse(call, e);
     }

@@ -39,13 +39,14 @@ public final class GatewayAccess implements AutoCloseable {
   public static GatewayAccess start(AuthConfig config, Clock clock, Collection<ServiceDescriptor> served,
       Collection<Descriptors.ServiceDescriptor> audited) throws IOException {
     List<ServerInterceptor> interceptors = new ArrayList<>();
-    interceptors.add(AuditTrail.of(audited));
     if (config.mode() == AuthMode.NONE) {
       log.warning("event=auth_disabled auth_mode=none detail=\"every caller may call every method through the gateway;"
           + " set AUTH_MODE=jwt with AUTH_POLICY_FILE and a JWKS to authenticate callers\"");
-      interceptors.add(CallerAuthentication.anonymous());
+      // Nobody to authenticate or authorize: only the audit trail, which names every caller anonymous.
+      interceptors.add(AuditTrail.of(audited, Caller.ANONYMOUS));
       return new GatewayAccess(interceptors, null);
     }
+    interceptors.add(AuditTrail.of(audited));
     AccessPolicy policy = AccessPolicy.read(config.policyFile().orElseThrow());
     policy.requireKnown(served);
     JwksSource jwks = config.jwksFile().isPresent()
