@@ -22,6 +22,7 @@ import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
@@ -52,6 +53,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -89,6 +92,13 @@ class KubernetesManifestsTest {
   /** What production's operator creates (deploy/k8s/overlays/production/kustomization.yaml says so). */
   private static final Set<String> SUPPLIED_BY_OPERATOR = Set.of("page-token-key", "inventory-service-tls",
       "order-service-tls", "gateway-tls", "gateway-auth-policy", "gateway-jwks");
+  private static final Pattern MAX_RAM_PERCENTAGE = Pattern.compile("-XX:MaxRAMPercentage=(\\d+(?:\\.\\d+)?)");
+  /** The heap the services are measured with (bench, StackProcess: -Xmx256m). */
+  private static final long MEASURED_HEAP = 256L << 20;
+  /** Metaspace, code cache, threads' stacks and Netty's direct buffers: an allowance, not a measurement. */
+  private static final long NON_HEAP = 160L << 20;
+  /** HealthProbe's JVM (-Xmx64m, C1 only): about 98 MB resident, measured against a TLS gateway. */
+  private static final long PROBE_JVM = 100L << 20;
   private static final ObjectMapper STRICT = strictMapper();
   private static final Map<String, Class<? extends HasMetadata>> KINDS = Map.of(
       "v1/Namespace", Namespace.class,
@@ -336,6 +346,16 @@ class KubernetesManifestsTest {
       // The heap follows the memory limit; a fixed -Xmx would not, and the limit must be there to follow.
       assertThat(env.get(JVM_OPTIONS)).contains("-XX:MaxRAMPercentage=").doesNotContain("-Xmx");
       assertThat(container(overlay, name).getResources().getLimits()).containsKey("memory");
+      long limit = Quantity.getAmountInBytes(container(overlay, name).getResources().getLimits().get("memory")).longValueExact();
+      Matcher percentage = MAX_RAM_PERCENTAGE.matcher(env.get(JVM_OPTIONS));
+      assertThat(percentage.find()).isTrue();
+      long heap = (long) (limit * Double.parseDouble(percentage.group(1)) / 100);
+      // What the processes are measured with, and room beside the heap for what is not heap, plus two exec
+      // probes' JVMs at once (readiness and liveness are not serialized) where the probes are exec'd.
+      boolean execProbes = container(overlay, name).getReadinessProbe().getExec() != null;
+      assertThat(heap).as(overlay + " " + name + " heap").isGreaterThanOrEqualTo(MEASURED_HEAP);
+      assertThat(limit - heap).as(overlay + " " + name + " memory beside the heap")
+          .isGreaterThanOrEqualTo(NON_HEAP + (execProbes ? 2 * PROBE_JVM : 0));
 
       // Every setting but the files (checked below against the mounts) passes the process's own checks.
       Map<String, String> settings = new HashMap<>(env);
