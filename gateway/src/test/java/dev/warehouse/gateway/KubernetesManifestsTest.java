@@ -114,11 +114,14 @@ class KubernetesManifestsTest {
   @TempDir
   static Path work;
   private static final Map<String, List<HasMetadata>> rendered = new HashMap<>();
+  private static boolean kubectl;
 
   @BeforeAll
   static void renderBothOverlays() throws Exception {
-    Assumptions.assumeTrue(kubectlAvailable(),
-        "kubectl is not on the PATH: deploy/k8s is neither rendered nor checked (install kubectl to run this test)");
+    kubectl = kubectlAvailable();
+    if (!kubectl) {
+      return; // each check that needs the rendering skips, saying why
+    }
     // local: a copy of deploy/ and the moto launcher, with development credentials where make-secrets.sh puts them.
     Path copy = work.resolve("repo");
     copyTree(ROOT.resolve("deploy"), copy.resolve("deploy"));
@@ -213,6 +216,8 @@ class KubernetesManifestsTest {
   }
 
   private static <T extends HasMetadata> List<T> all(String overlay, Class<T> type) {
+    Assumptions.assumeTrue(kubectl,
+        "kubectl is not on the PATH: deploy/k8s is neither rendered nor checked (install kubectl to run this test)");
     return rendered.get(overlay).stream().filter(type::isInstance).map(type::cast).toList();
   }
 
@@ -457,6 +462,24 @@ class KubernetesManifestsTest {
         assertThat(container.getSecurityContext().getCapabilities().getAdd()).as(name + " capabilities added").isNullOrEmpty();
         assertThat(container.getVolumeMounts()).as(name + ": a writable /tmp on a read-only root")
             .anyMatch(mount -> mount.getMountPath().equals("/tmp") && emptyDirs.contains(mount.getName()));
+      }
+    }
+  }
+
+  /** The probes and the security context name the image's jar and user, as the Dockerfile makes them. */
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void pods_runTheImagesUser_andProbesTheImagesJar(String overlay) throws IOException {
+    String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
+    for (String name : PROCESSES) {
+      Long user = pod(overlay, name).getSecurityContext().getRunAsUser();
+      assertThat(dockerfile).contains("USER " + user, "--uid " + user);
+      Container container = container(overlay, name);
+      for (Probe probe : new Probe[] {container.getStartupProbe(), container.getReadinessProbe(), container.getLivenessProbe()}) {
+        if (probe.getExec() != null) {
+          String jar = probe.getExec().getCommand().get(probe.getExec().getCommand().indexOf("-cp") + 1);
+          assertThat(dockerfile).contains("ENTRYPOINT [\"java\", \"-jar\", \"" + jar + "\"]");
+        }
       }
     }
   }
