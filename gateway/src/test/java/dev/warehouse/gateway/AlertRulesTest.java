@@ -136,7 +136,8 @@ class AlertRulesTest {
     return output;
   }
 
-  private static String promtoolBinary() {
+  /** promtool from PROMTOOL_BIN or the PATH; null when there is none (KubernetesManifestsTest uses it too). */
+  static String promtoolBinary() {
     String configured = System.getenv("PROMTOOL_BIN");
     if (configured != null && !configured.isBlank()) {
       return configured;

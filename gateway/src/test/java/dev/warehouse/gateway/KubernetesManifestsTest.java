@@ -1,0 +1,769 @@
+package dev.warehouse.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.warehouse.gateway.auth.AccessPolicy;
+import dev.warehouse.gateway.tools.CertsCommand;
+import dev.warehouse.gateway.tools.DevTokens;
+import dev.warehouse.gateway.tools.LocalCa;
+import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.order.OrderMain;
+import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.server.HealthProbe;
+import dev.warehouse.runtime.tls.PeerIdentity;
+import dev.warehouse.runtime.tls.TlsConfig;
+import dev.warehouse.runtime.tls.TransportSecurity;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Probe;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.ServiceAccount;
+import io.fabric8.kubernetes.api.model.ServicePort;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.yaml.snakeyaml.Yaml;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.cfg.MapperConfig;
+import tools.jackson.databind.introspect.Annotated;
+import tools.jackson.databind.introspect.JacksonAnnotationIntrospector;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Renders both overlays of deploy/k8s with {@code kubectl kustomize}, reads every object into fabric8's
+ * typed Kubernetes models, strictly (a field the model does not have fails, where fabric8 would keep it
+ * aside), and checks the objects against what the processes read, as {@link ComposeFileTest} does for
+ * compose: every variable is one the process reads, ports and probes are the processes' defaults, the
+ * shutdown fits in the grace period, the pods are locked down, the gateway resolves the backends'
+ * headless Services, and the ConfigMaps are the repository's files byte for byte.
+ *
+ * <p>The local overlay reads development credentials from its ignored secrets/ directory; the test renders
+ * a copy of deploy/ with credentials made by the same commands as make-secrets.sh, so it needs no setup
+ * and writes nothing into the work tree.
+ */
+class KubernetesManifestsTest {
+
+  private static final Path ROOT = StackProcess.ROOT;
+  private static final List<String> PROCESSES = List.of("inventory-service", "order-service", "gateway");
+  private static final List<String> BACKENDS = List.of("inventory-service", "order-service");
+  /** The JVM's own variable (the Dockerfile sets it too); every other one must be the process's. */
+  private static final String JVM_OPTIONS = "JAVA_TOOL_OPTIONS";
+  /** What production's operator creates (deploy/k8s/overlays/production/kustomization.yaml says so). */
+  private static final Set<String> SUPPLIED_BY_OPERATOR = Set.of("page-token-key", "inventory-service-tls",
+      "order-service-tls", "gateway-tls", "gateway-auth-policy", "gateway-jwks");
+  private static final Pattern MAX_RAM_PERCENTAGE = Pattern.compile("-XX:MaxRAMPercentage=(\\d+(?:\\.\\d+)?)");
+  /** The heap the services are measured with (bench, StackProcess: -Xmx256m). */
+  private static final long MEASURED_HEAP = 256L << 20;
+  /** Metaspace, code cache, threads' stacks and Netty's direct buffers: an allowance, not a measurement. */
+  private static final long NON_HEAP = 160L << 20;
+  /** HealthProbe's JVM (-Xmx64m, C1 only): about 98 MB resident, measured against a TLS gateway. */
+  private static final long PROBE_JVM = 100L << 20;
+  private static final ObjectMapper STRICT = strictMapper();
+  private static final Map<String, Class<? extends HasMetadata>> KINDS = Map.of(
+      "v1/Namespace", Namespace.class,
+      "v1/ServiceAccount", ServiceAccount.class,
+      "v1/ConfigMap", ConfigMap.class,
+      "v1/Secret", Secret.class,
+      "v1/Service", Service.class,
+      "apps/v1/Deployment", Deployment.class,
+      "autoscaling/v2/HorizontalPodAutoscaler", HorizontalPodAutoscaler.class,
+      "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class,
+      "networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class);
+
+  @TempDir
+  static Path work;
+  private static final Map<String, List<HasMetadata>> rendered = new HashMap<>();
+  private static boolean kubectl;
+
+  @BeforeAll
+  static void renderBothOverlays() throws Exception {
+    kubectl = kubectlAvailable();
+    if (!kubectl) {
+      return; // each check that needs the rendering skips, saying why
+    }
+    // local: a copy of deploy/ and the moto launcher, with development credentials where make-secrets.sh puts them.
+    Path copy = work.resolve("repo");
+    copyTree(ROOT.resolve("deploy"), copy.resolve("deploy"));
+    copyTree(ROOT.resolve("tools/moto"), copy.resolve("tools/moto"));
+    Path secrets = copy.resolve("deploy/k8s/overlays/local/secrets");
+    CertsCommand.ensure(secrets.resolve("certs"), false, Instant.now());
+    DevTokens.write(secrets.resolve("auth"), AccessPolicy.read(ROOT.resolve("deploy/auth/policy.dev.yaml")),
+        Duration.ofHours(1), Instant.now());
+    byte[] key = new byte[32];
+    new SecureRandom().nextBytes(key);
+    Files.writeString(secrets.resolve("page-token-key.env"), "PAGE_TOKEN_KEY=" + Base64.getEncoder().encodeToString(key) + "\n");
+    rendered.put("local", parse(kustomize(copy.resolve("deploy/k8s/overlays/local"))));
+    // production needs nothing that is not committed.
+    rendered.put("production", parse(kustomize(ROOT.resolve("deploy/k8s/overlays/production"))));
+  }
+
+  // ---- reading ----
+
+  /** Jackson that fails on a field the model lacks: fabric8's models would otherwise keep it in additionalProperties. */
+  private static ObjectMapper strictMapper() {
+    return JsonMapper.builder()
+        .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+        .annotationIntrospector(new JacksonAnnotationIntrospector() {
+          @Override
+          public Boolean hasAnySetter(MapperConfig<?> config, Annotated member) {
+            return Boolean.FALSE;
+          }
+        })
+        .build();
+  }
+
+  private static boolean kubectlAvailable() {
+    try {
+      Process process = new ProcessBuilder("kubectl", "version", "--client").redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      return process.waitFor(30, TimeUnit.SECONDS) && process.exitValue() == 0;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private static String kustomize(Path overlay) throws Exception {
+    Path out = Files.createTempFile(work, "rendered", ".yaml");
+    Path err = Files.createTempFile(work, "kustomize", ".err");
+    Process process = new ProcessBuilder("kubectl", "kustomize", overlay.toString())
+        .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+    assertThat(process.waitFor(120, TimeUnit.SECONDS)).as("kubectl kustomize " + overlay + " finished").isTrue();
+    assertThat(process.exitValue()).as("kubectl kustomize " + overlay + ": " + Files.readString(err)).isZero();
+    return Files.readString(out);
+  }
+
+  private static List<HasMetadata> parse(String yaml) {
+    List<HasMetadata> objects = new ArrayList<>();
+    for (Object document : new Yaml().loadAll(yaml)) {
+      if (document != null) {
+        objects.add(typed(document));
+      }
+    }
+    return objects;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static HasMetadata typed(Object document) {
+    Map<String, Object> map = (Map<String, Object>) document;
+    String kind = map.get("apiVersion") + "/" + map.get("kind");
+    assertThat(KINDS).as("a kind this test knows").containsKey(kind);
+    try {
+      return STRICT.convertValue(map, KINDS.get(kind));
+    } catch (RuntimeException e) {
+      throw new AssertionError(kind + " " + ((Map<String, Object>) map.get("metadata")).get("name") + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static void copyTree(Path from, Path to) throws IOException {
+    try (Stream<Path> paths = Files.walk(from)) {
+      for (Path path : (Iterable<Path>) paths::iterator) {
+        Path relative = from.relativize(path);
+        if (relative.startsWith("k8s/overlays/local/secrets")) {
+          continue; // someone's own development credentials: the test makes its own
+        }
+        Path target = to.resolve(relative.toString());
+        if (Files.isDirectory(path)) {
+          Files.createDirectories(target);
+        } else {
+          Files.copy(path, target);
+        }
+      }
+    }
+  }
+
+  private static <T extends HasMetadata> List<T> all(String overlay, Class<T> type) {
+    Assumptions.assumeTrue(kubectl,
+        "kubectl is not on the PATH: deploy/k8s is neither rendered nor checked (install kubectl to run this test)");
+    return rendered.get(overlay).stream().filter(type::isInstance).map(type::cast).toList();
+  }
+
+  private static <T extends HasMetadata> T one(String overlay, Class<T> type, String name) {
+    List<T> found = all(overlay, type).stream().filter(o -> o.getMetadata().getName().equals(name)).toList();
+    assertThat(found).as(overlay + ": " + type.getSimpleName() + " " + name).hasSize(1);
+    return found.get(0);
+  }
+
+  /** The generated objects carry a hash suffix (name-abc123fgh): the object the base's name became. */
+  private static <T extends HasMetadata> Optional<T> generated(String overlay, Class<T> type, String referenced) {
+    return all(overlay, type).stream().filter(o -> o.getMetadata().getName().equals(referenced)).findFirst();
+  }
+
+  private static Deployment deployment(String overlay, String name) {
+    return one(overlay, Deployment.class, name);
+  }
+
+  private static PodSpec pod(String overlay, String name) {
+    return deployment(overlay, name).getSpec().getTemplate().getSpec();
+  }
+
+  private static Container container(String overlay, String name) {
+    List<Container> containers = pod(overlay, name).getContainers();
+    assertThat(containers).as(overlay + " " + name + " containers").hasSize(1);
+    return containers.get(0);
+  }
+
+  /** The literal variables; one set from a Secret reads as "valueFrom". */
+  private static Map<String, String> env(String overlay, String name) {
+    Map<String, String> env = new LinkedHashMap<>();
+    for (EnvVar variable : container(overlay, name).getEnv()) {
+      assertThat(env).as(overlay + " " + name + ": " + variable.getName() + " set once").doesNotContainKey(variable.getName());
+      env.put(variable.getName(), variable.getValue() != null ? variable.getValue() : "valueFrom");
+    }
+    return env;
+  }
+
+  private static int defaultGrpcPort(String name) {
+    return switch (name) {
+      case "inventory-service" -> InventoryMain.DEFAULT_GRPC_PORT;
+      case "order-service" -> OrderMain.DEFAULT_GRPC_PORT;
+      default -> GatewayConfig.DEFAULT_GRPC_PORT;
+    };
+  }
+
+  private static int defaultMetricsPort(String name) {
+    return switch (name) {
+      case "inventory-service" -> InventoryMain.DEFAULT_METRICS_PORT;
+      case "order-service" -> OrderMain.DEFAULT_METRICS_PORT;
+      default -> GatewayConfig.DEFAULT_METRICS_PORT;
+    };
+  }
+
+  private static List<String> variablesRead(String name) {
+    return switch (name) {
+      case "inventory-service" -> InventoryMain.variables();
+      case "order-service" -> ServiceConfig.variables();
+      default -> GatewayConfig.variables();
+    };
+  }
+
+  private static boolean selects(Map<String, String> selector, Map<String, String> labels) {
+    return selector != null && !selector.isEmpty() && labels.entrySet().containsAll(selector.entrySet());
+  }
+
+  private static Map<String, String> podLabels(String overlay, String name) {
+    return deployment(overlay, name).getSpec().getTemplate().getMetadata().getLabels();
+  }
+
+  // ---- the checks ----
+
+  @Test
+  void strictReading_rejectsAFieldTheModelDoesNotHave() {
+    Map<String, Object> typo = new Yaml().load("""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: x}
+        spec:
+          selector: {matchLabels: {a: b}}
+          template:
+            metadata: {labels: {a: b}}
+            spec:
+              containers:
+                - name: x
+                  image: x
+                  readinesProbe: {grpc: {port: 1}}
+        """);
+    assertThatThrownBy(() -> typed(typo)).isInstanceOf(AssertionError.class).hasMessageContaining("readinesProbe");
+    Map<String, Object> unknownKind = new Yaml().load("{apiVersion: v1, kind: Pod, metadata: {name: x}}");
+    assertThatThrownBy(() -> typed(unknownKind)).isInstanceOf(AssertionError.class).hasMessageContaining("v1/Pod");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void everyProcess_hasItsDeployment_account_autoscaler_budget_andPolicy(String overlay) {
+    for (String name : PROCESSES) {
+      Deployment deployment = deployment(overlay, name);
+      // The autoscaler owns the count: a replicas field would reset it on every apply.
+      assertThat(deployment.getSpec().getReplicas()).as(overlay + " " + name + " replicas").isNull();
+      assertThat(pod(overlay, name).getServiceAccountName()).isEqualTo(one(overlay, ServiceAccount.class, name).getMetadata().getName());
+      assertThat(selects(deployment.getSpec().getSelector().getMatchLabels(), podLabels(overlay, name))).isTrue();
+
+      HorizontalPodAutoscaler hpa = one(overlay, HorizontalPodAutoscaler.class, name);
+      assertThat(hpa.getSpec().getScaleTargetRef().getKind()).isEqualTo("Deployment");
+      assertThat(hpa.getSpec().getScaleTargetRef().getName()).isEqualTo(name);
+      assertThat(hpa.getSpec().getMinReplicas()).isPositive().isLessThanOrEqualTo(hpa.getSpec().getMaxReplicas());
+      assertThat(hpa.getSpec().getMetrics()).singleElement().satisfies(metric -> {
+        assertThat(metric.getResource().getName()).isEqualTo("cpu");
+        assertThat(metric.getResource().getTarget().getAverageUtilization()).isBetween(1, 100);
+      });
+      // CPU utilization is relative to the request: there must be one.
+      assertThat(container(overlay, name).getResources().getRequests()).containsKeys("cpu", "memory");
+
+      PodDisruptionBudget pdb = one(overlay, PodDisruptionBudget.class, name);
+      assertThat(selects(pdb.getSpec().getSelector().getMatchLabels(), podLabels(overlay, name))).as(overlay + " " + name + " budget").isTrue();
+      assertThat(all(overlay, NetworkPolicy.class).stream()
+          .filter(p -> selects(p.getSpec().getPodSelector().getMatchLabels(), podLabels(overlay, name)))).as(name + " policy").isNotEmpty();
+    }
+    assertThat(all(overlay, Namespace.class)).extracting(n -> n.getMetadata().getName()).containsExactly("warehouse");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void everyVariable_isOneTheProcessReads_andItsSettingsLoad(String overlay) {
+    for (String name : PROCESSES) {
+      Map<String, String> env = env(overlay, name);
+      Set<String> own = new HashSet<>(env.keySet());
+      own.remove(JVM_OPTIONS);
+      assertThat(variablesRead(name)).as(overlay + " " + name + " reads").containsAll(own);
+      // The heap follows the memory limit; a fixed -Xmx would not, and the limit must be there to follow.
+      assertThat(env.get(JVM_OPTIONS)).contains("-XX:MaxRAMPercentage=").doesNotContain("-Xmx");
+      assertThat(container(overlay, name).getResources().getLimits()).containsKey("memory");
+      long limit = Quantity.getAmountInBytes(container(overlay, name).getResources().getLimits().get("memory")).longValueExact();
+      Matcher percentage = MAX_RAM_PERCENTAGE.matcher(env.get(JVM_OPTIONS));
+      assertThat(percentage.find()).isTrue();
+      long heap = (long) (limit * Double.parseDouble(percentage.group(1)) / 100);
+      // What the processes are measured with, and room beside the heap for what is not heap, plus two exec
+      // probes' JVMs at once (readiness and liveness are not serialized) where the probes are exec'd.
+      boolean execProbes = container(overlay, name).getReadinessProbe().getExec() != null;
+      assertThat(heap).as(overlay + " " + name + " heap").isGreaterThanOrEqualTo(MEASURED_HEAP);
+      assertThat(limit - heap).as(overlay + " " + name + " memory beside the heap")
+          .isGreaterThanOrEqualTo(NON_HEAP + (execProbes ? 2 * PROBE_JVM : 0));
+
+      // Every setting but the files (checked below against the mounts) passes the process's own checks.
+      Map<String, String> settings = new HashMap<>(env);
+      settings.keySet().removeIf(v -> v.startsWith("TLS_") || v.startsWith("GRPC_TLS") || v.startsWith("BACKEND_")
+          || v.equals("PAGE_TOKEN_KEY"));
+      if (name.equals("gateway")) {
+        GatewayConfig.fromEnvironment(settings);
+      } else {
+        ServiceConfig.fromEnvironment(name, defaultGrpcPort(name), defaultMetricsPort(name), settings);
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void portsAndProbes_areTheProcessDefaults_andTheProbesSpeakThePortsTransport(String overlay) {
+    for (String name : PROCESSES) {
+      int grpc = defaultGrpcPort(name);
+      Map<String, String> env = env(overlay, name);
+      assertThat(env).containsEntry("GRPC_PORT", Integer.toString(grpc))
+          .containsEntry("METRICS_PORT", Integer.toString(defaultMetricsPort(name)));
+      Map<String, Integer> ports = new HashMap<>();
+      container(overlay, name).getPorts().forEach(p -> ports.put(p.getName(), p.getContainerPort()));
+      assertThat(ports).containsExactlyInAnyOrderEntriesOf(Map.of("grpc", grpc, "metrics", defaultMetricsPort(name)));
+
+      Container container = container(overlay, name);
+      boolean plaintext = env.getOrDefault("GRPC_TLS_MODE", "plaintext").equals("plaintext");
+      for (Probe probe : new Probe[] {container.getStartupProbe(), container.getReadinessProbe(), container.getLivenessProbe()}) {
+        assertThat(probe).as(overlay + " " + name + " startup, readiness and liveness probes").isNotNull();
+        if (plaintext) {
+          // kubelet asks grpc.health.v1 itself.
+          assertThat(probe.getExec()).isNull();
+          assertThat(probe.getGrpc().getPort()).isEqualTo(grpc);
+        } else {
+          // kubelet's gRPC probe has no TLS: the jar's HealthProbe, with the process's own TLS settings.
+          assertThat(probe.getGrpc()).as(overlay + " " + name + ": a native gRPC probe cannot speak TLS").isNull();
+          List<String> command = probe.getExec().getCommand();
+          assertThat(command).first().isEqualTo("java");
+          assertThat(command).containsSubsequence("-cp", "/app/app.jar", HealthProbe.class.getName());
+          assertThat(command).last().isEqualTo(Integer.toString(grpc));
+          // The probe's JVM starts within the probe's time, but not on the process's heap setting.
+          assertThat(command).anyMatch(arg -> arg.startsWith("-Xmx"));
+          assertThat(probe.getTimeoutSeconds()).isGreaterThanOrEqualTo(3);
+        }
+      }
+    }
+  }
+
+  /**
+   * On SIGTERM (after the preStop hook, when there is one) a process drains and then waits for calls in
+   * flight; Kubernetes must give it longer than all of that before it kills it.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void terminationGrace_exceedsPreStop_drain_andGrace(String overlay) {
+    for (String name : PROCESSES) {
+      Map<String, String> shutdown = new HashMap<>(env(overlay, name));
+      shutdown.keySet().removeIf(variable -> !variable.startsWith("SHUTDOWN_"));
+      Duration drainAndGrace;
+      if (name.equals("gateway")) {
+        shutdown.put("AUTH_MODE", "none");
+        GatewayConfig config = GatewayConfig.fromEnvironment(shutdown);
+        drainAndGrace = config.shutdownDrain().plus(config.shutdownGrace());
+      } else {
+        ServiceConfig config = ServiceConfig.fromEnvironment(name, 1, 1, shutdown);
+        drainAndGrace = config.shutdownDrain().plus(config.shutdownGrace());
+      }
+      Duration preStop = Duration.ZERO;
+      Container container = container(overlay, name);
+      if (container.getLifecycle() != null && container.getLifecycle().getPreStop() != null) {
+        List<String> command = container.getLifecycle().getPreStop().getExec().getCommand();
+        assertThat(command).hasSize(2).first().isEqualTo("sleep");
+        preStop = Duration.ofSeconds(Long.parseLong(command.get(1)));
+      }
+      Long period = pod(overlay, name).getTerminationGracePeriodSeconds();
+      assertThat(period).as(overlay + " " + name + " terminationGracePeriodSeconds (the default is 30 s)").isNotNull();
+      assertThat(Duration.ofSeconds(period)).as(overlay + " " + name).isGreaterThan(preStop.plus(drainAndGrace));
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void everyContainer_runsAsNonRoot_readOnly_withoutPrivileges_withATmpVolume(String overlay) {
+    for (Deployment deployment : all(overlay, Deployment.class)) {
+      String name = overlay + " " + deployment.getMetadata().getName();
+      PodSpec pod = deployment.getSpec().getTemplate().getSpec();
+      assertThat(pod.getSecurityContext().getRunAsNonRoot()).as(name + " runAsNonRoot").isTrue();
+      assertThat(pod.getAutomountServiceAccountToken()).as(name + " automountServiceAccountToken").isFalse();
+      Set<String> emptyDirs = new HashSet<>();
+      for (Volume volume : pod.getVolumes()) {
+        if (volume.getEmptyDir() != null) {
+          emptyDirs.add(volume.getName());
+        }
+      }
+      for (Container container : pod.getContainers()) {
+        assertThat(container.getSecurityContext().getAllowPrivilegeEscalation()).as(name + " allowPrivilegeEscalation").isFalse();
+        assertThat(container.getSecurityContext().getReadOnlyRootFilesystem()).as(name + " readOnlyRootFilesystem").isTrue();
+        assertThat(container.getSecurityContext().getCapabilities().getDrop()).as(name + " capabilities").containsExactly("ALL");
+        assertThat(container.getSecurityContext().getCapabilities().getAdd()).as(name + " capabilities added").isNullOrEmpty();
+        assertThat(container.getVolumeMounts()).as(name + ": a writable /tmp on a read-only root")
+            .anyMatch(mount -> mount.getMountPath().equals("/tmp") && emptyDirs.contains(mount.getName()));
+      }
+    }
+  }
+
+  /** The probes and the security context name the image's jar and user, as the Dockerfile makes them. */
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void pods_runTheImagesUser_andProbesTheImagesJar(String overlay) throws IOException {
+    String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
+    for (String name : PROCESSES) {
+      Long user = pod(overlay, name).getSecurityContext().getRunAsUser();
+      assertThat(dockerfile).contains("USER " + user, "--uid " + user);
+      Container container = container(overlay, name);
+      for (Probe probe : new Probe[] {container.getStartupProbe(), container.getReadinessProbe(), container.getLivenessProbe()}) {
+        if (probe.getExec() != null) {
+          String jar = probe.getExec().getCommand().get(probe.getExec().getCommand().indexOf("-cp") + 1);
+          assertThat(dockerfile).contains("ENTRYPOINT [\"java\", \"-jar\", \"" + jar + "\"]");
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void backends_haveHeadlessServices_andTheGatewayResolvesThem(String overlay) {
+    Map<String, String> gateway = env(overlay, "gateway");
+    for (String backend : BACKENDS) {
+      Service headless = one(overlay, Service.class, backend + "-headless");
+      assertThat(headless.getSpec().getClusterIP()).as(backend + " headless").isEqualTo("None");
+      assertThat(selects(headless.getSpec().getSelector(), podLabels(overlay, backend))).isTrue();
+      ServicePort grpc = headless.getSpec().getPorts().stream().filter(p -> p.getName().equals("grpc")).findFirst().orElseThrow();
+      assertThat(grpc.getPort()).isEqualTo(defaultGrpcPort(backend));
+      assertThat(grpc.getTargetPort()).isEqualTo(new IntOrString("grpc"));
+      String variable = backend.equals("inventory-service") ? "INVENTORY_ADDRESSES" : "ORDER_ADDRESSES";
+      assertThat(gateway).containsEntry(variable, "dns:///" + headless.getMetadata().getName() + ":" + grpc.getPort());
+    }
+    Service clients = one(overlay, Service.class, "gateway");
+    assertThat(selects(clients.getSpec().getSelector(), podLabels(overlay, "gateway"))).isTrue();
+    assertThat(clients.getSpec().getPorts()).anyMatch(p -> p.getName().equals("grpc") && p.getPort() == GatewayConfig.DEFAULT_GRPC_PORT);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void networkPolicies_denyByDefault_andAdmitOnlyTheCallsTheSystemMakes(String overlay) {
+    NetworkPolicy deny = one(overlay, NetworkPolicy.class, "default-deny");
+    assertThat(deny.getSpec().getPodSelector().getMatchLabels()).isNullOrEmpty();
+    assertThat(deny.getSpec().getPodSelector().getMatchExpressions()).isNullOrEmpty();
+    assertThat(deny.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
+    assertThat(deny.getSpec().getIngress()).isNullOrEmpty();
+    assertThat(deny.getSpec().getEgress()).isNullOrEmpty();
+    assertThat(one(overlay, NetworkPolicy.class, "allow-dns").getSpec().getEgress()).singleElement()
+        .satisfies(rule -> assertThat(rule.getPorts()).extracting(p -> p.getPort().getIntVal()).containsOnly(53));
+
+    for (String backend : BACKENDS) {
+      NetworkPolicy policy = one(overlay, NetworkPolicy.class, backend);
+      // gRPC only from the gateway, metrics only from Prometheus.
+      assertThat(ingressFrom(policy, defaultGrpcPort(backend))).singleElement()
+          .satisfies(peer -> assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "gateway")));
+      assertThat(ingressFrom(policy, defaultMetricsPort(backend))).singleElement()
+          .satisfies(peer -> assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "prometheus")));
+      assertThat(policy.getSpec().getIngress()).allSatisfy(rule -> assertThat(rule.getFrom()).isNotEmpty());
+      // DynamoDB over HTTPS; nothing else out but DNS (allow-dns) and what an overlay adds for its store.
+      assertThat(policy.getSpec().getEgress()).singleElement()
+          .satisfies(rule -> assertThat(rule.getPorts()).extracting(p -> p.getPort().getIntVal()).containsExactly(443));
+      // The gateway may call it, on its gRPC port.
+      assertThat(one(overlay, NetworkPolicy.class, "gateway").getSpec().getEgress()).anyMatch(rule ->
+          rule.getTo().stream().anyMatch(peer -> selects(peer.getPodSelector().getMatchLabels(), podLabels(overlay, backend)))
+              && rule.getPorts().stream().anyMatch(p -> p.getPort().getIntVal() == defaultGrpcPort(backend)));
+    }
+    NetworkPolicy gateway = one(overlay, NetworkPolicy.class, "gateway");
+    assertThat(gateway.getSpec().getIngress()).anyMatch(rule -> rule.getPorts().stream()
+        .anyMatch(p -> p.getPort().getIntVal() == GatewayConfig.DEFAULT_GRPC_PORT));
+    assertThat(ingressFrom(gateway, GatewayConfig.DEFAULT_METRICS_PORT)).singleElement()
+        .satisfies(peer -> assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "prometheus")));
+  }
+
+  /** The peers of the ingress rules that open {@code port}. */
+  private static List<NetworkPolicyPeer> ingressFrom(NetworkPolicy policy, int port) {
+    List<NetworkPolicyPeer> peers = new ArrayList<>();
+    for (NetworkPolicyIngressRule rule : policy.getSpec().getIngress()) {
+      for (NetworkPolicyPort p : rule.getPorts()) {
+        if (p.getPort().getIntVal() == port) {
+          peers.addAll(rule.getFrom());
+        }
+      }
+    }
+    return peers;
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  @SuppressWarnings("unchecked")
+  void configMaps_areTheRepositorysFiles_byteForByte(String overlay) throws IOException {
+    ConfigMap dashboard = one(overlay, ConfigMap.class, "grafana-dashboard-warehouse");
+    assertThat(dashboard.getData()).containsOnlyKeys("warehouse.json");
+    assertThat(dashboard.getData().get("warehouse.json")).isEqualTo(Files.readString(Dashboard.FILE, StandardCharsets.UTF_8));
+    assertThat(dashboard.getMetadata().getLabels()).containsEntry("grafana_dashboard", "1");
+
+    ConfigMap prometheus = one(overlay, ConfigMap.class, "prometheus-warehouse");
+    assertThat(prometheus.getData()).containsOnlyKeys("prometheus.yml", "alerts.yml");
+    assertThat(prometheus.getData().get("alerts.yml")).isEqualTo(Files.readString(ROOT.resolve("deploy/prometheus/alerts.yml")));
+    assertThat(prometheus.getData().get("prometheus.yml")).isEqualTo(Files.readString(ROOT.resolve("deploy/prometheus/kubernetes.yml")));
+
+    // One job per process, named as in compose (the alerts select on job), keeping that process's pods on
+    // the container port the Deployment names "metrics".
+    Map<String, Object> config = new Yaml().load(prometheus.getData().get("prometheus.yml"));
+    assertThat((List<String>) config.get("rule_files")).containsExactly("alerts.yml");
+    Map<String, List<Map<String, Object>>> relabels = new HashMap<>();
+    for (Map<String, Object> job : (List<Map<String, Object>>) config.get("scrape_configs")) {
+      relabels.put((String) job.get("job_name"), (List<Map<String, Object>>) job.get("relabel_configs"));
+    }
+    assertThat(relabels).containsOnlyKeys(PROCESSES);
+    relabels.forEach((job, rules) -> {
+      assertThat(rules).anyMatch(rule -> "keep".equals(rule.get("action")) && job.equals(rule.get("regex"))
+          && List.of("__meta_kubernetes_pod_label_app_kubernetes_io_name").equals(rule.get("source_labels")));
+      assertThat(rules).anyMatch(rule -> "keep".equals(rule.get("action")) && "metrics".equals(rule.get("regex"))
+          && List.of("__meta_kubernetes_pod_container_port_name").equals(rule.get("source_labels")));
+      assertThat(podLabels(overlay, job)).containsEntry("app.kubernetes.io/name", job);
+    });
+  }
+
+  /** The Kubernetes configuration loads in Prometheus, with the alert rules beside it as the ConfigMap mounts them. */
+  @Test
+  void prometheusConfigMap_passesPromtool(@TempDir Path dir) throws Exception {
+    String promtool = AlertRulesTest.promtoolBinary();
+    Assumptions.assumeTrue(promtool != null,
+        "promtool is missing: ./test.sh installs it (Debian's prometheus package), or set PROMTOOL_BIN");
+    Map<String, String> files = one("production", ConfigMap.class, "prometheus-warehouse").getData();
+    files.forEach((name, content) -> write(dir.resolve(name), content));
+    String output = checkConfig(promtool, dir);
+    if (output.contains("field kubernetes_sd_configs not found")) {
+      // Debian's build leaves Kubernetes discovery out. Check the rest (globals, relabelling, the rule
+      // files) with the discovery swapped for an empty static list.
+      String config = files.get("prometheus.yml");
+      String swapped = config.replaceAll("(?m)^    kubernetes_sd_configs:\n(      .*\n)+", "    static_configs: []\n");
+      assertThat(swapped).doesNotContain("kubernetes_sd_configs").doesNotContain("own_namespace");
+      write(dir.resolve("prometheus.yml"), swapped);
+      output = checkConfig(promtool, dir);
+    }
+    assertThat(output).contains("SUCCESS: 1 rule files found");
+  }
+
+  private static String checkConfig(String promtool, Path dir) throws Exception {
+    Process process = new ProcessBuilder(promtool, "check", "config", "prometheus.yml").directory(dir.toFile())
+        .redirectErrorStream(true).start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(process.exitValue() == 0 || output.contains("field kubernetes_sd_configs not found"))
+        .as("promtool check config:%n%s", output).isTrue();
+    return output;
+  }
+
+  private static void write(Path file, String content) {
+    try {
+      Files.writeString(file, content);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Every Secret and ConfigMap a pod mounts or reads is rendered (local), or is one of those the
+   * production overlay tells the operator to create; every file variable names a file of a mounted volume.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void everyFileAndSecret_aProcessReads_isMounted(String overlay) {
+    Set<String> missing = new HashSet<>();
+    for (String name : PROCESSES) {
+      PodSpec pod = pod(overlay, name);
+      Map<String, String> mounts = new HashMap<>();
+      for (VolumeMount mount : container(overlay, name).getVolumeMounts()) {
+        mounts.put(mount.getMountPath(), mount.getName());
+      }
+      env(overlay, name).forEach((variable, value) -> {
+        if (variable.endsWith("_FILE")) {
+          Path file = Path.of(value);
+          assertThat(mounts).as(overlay + " " + name + " " + variable).containsKey(file.getParent().toString());
+          String volume = mounts.get(file.getParent().toString());
+          Volume source = pod.getVolumes().stream().filter(v -> v.getName().equals(volume)).findFirst().orElseThrow();
+          String key = file.getFileName().toString();
+          if (source.getSecret() != null) {
+            generated(overlay, Secret.class, source.getSecret().getSecretName()).ifPresentOrElse(
+                secret -> assertThat(secret.getData()).as(overlay + " " + name + " " + variable).containsKey(key),
+                () -> missing.add(source.getSecret().getSecretName()));
+          } else {
+            generated(overlay, ConfigMap.class, source.getConfigMap().getName()).ifPresentOrElse(
+                map -> assertThat(map.getData()).as(overlay + " " + name + " " + variable).containsKey(key),
+                () -> missing.add(source.getConfigMap().getName()));
+          }
+        }
+      });
+      for (EnvVar variable : container(overlay, name).getEnv()) {
+        if (variable.getValueFrom() != null) {
+          var ref = variable.getValueFrom().getSecretKeyRef();
+          assertThat(ref.getOptional()).as(name + " " + variable.getName() + " required").isNotEqualTo(Boolean.TRUE);
+          generated(overlay, Secret.class, ref.getName()).ifPresentOrElse(
+              secret -> assertThat(secret.getData()).containsKey(ref.getKey()), () -> missing.add(ref.getName()));
+        }
+      }
+    }
+    if (overlay.equals("local")) {
+      assertThat(missing).as("local: referenced but not rendered").isEmpty();
+    } else {
+      assertThat(missing).as("production: created by the operator").isEqualTo(SUPPLIED_BY_OPERATOR);
+    }
+    // The backends share one page-token key: a token sealed by one instance must open on another.
+    for (String backend : BACKENDS) {
+      assertThat(env(overlay, backend)).containsEntry("PAGE_TOKEN_KEY", "valueFrom");
+    }
+  }
+
+  /**
+   * The local overlay's credentials, as the pods would see them: each process's TLS settings load from
+   * its mounted Secret and present its own identity, the services admit only the gateway's, the gateway
+   * checks exactly theirs, and the gateway's policy and JWKS are the development ones.
+   */
+  @Test
+  void local_credentialsLoad_fromTheMountedSecrets(@TempDir Path mounted) throws Exception {
+    Map<String, String> identities = new HashMap<>();
+    for (String name : PROCESSES) {
+      PodSpec pod = pod("local", name);
+      Map<String, String> tls = new HashMap<>();
+      for (VolumeMount mount : container("local", name).getVolumeMounts()) {
+        Volume volume = pod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElseThrow();
+        Path dir = mounted.resolve(name + mount.getMountPath());
+        Files.createDirectories(dir);
+        if (volume.getSecret() != null) {
+          for (var entry : one("local", Secret.class, volume.getSecret().getSecretName()).getData().entrySet()) {
+            Files.write(dir.resolve(entry.getKey()), Base64.getMimeDecoder().decode(entry.getValue()));
+          }
+        } else if (volume.getConfigMap() != null) {
+          for (var entry : one("local", ConfigMap.class, volume.getConfigMap().getName()).getData().entrySet()) {
+            Files.writeString(dir.resolve(entry.getKey()), entry.getValue());
+          }
+        }
+      }
+      env("local", name).forEach((variable, value) -> {
+        if (variable.startsWith("TLS_") || variable.startsWith("GRPC_TLS_") || variable.startsWith("BACKEND_")) {
+          tls.put(variable, value.startsWith("/") ? mounted.resolve(name + value).toString() : value);
+        }
+      });
+      try (TransportSecurity loaded = TransportSecurity.load(TlsConfig.fromEnvironment(tls))) {
+        identities.put(name, PeerIdentity.of(loaded.certificate().orElseThrow()).orElseThrow().uri());
+      }
+      assertThat(identities.get(name)).isEqualTo(LocalCa.spiffeId(name));
+    }
+    for (String backend : BACKENDS) {
+      assertThat(env("local", backend)).containsEntry("GRPC_TLS_MODE", "mtls")
+          .containsEntry("TLS_TRUSTED_PEERS", identities.get("gateway"));
+    }
+    assertThat(List.of(env("local", "gateway").get("BACKEND_TRUSTED_PEERS").split(",")))
+        .containsExactlyInAnyOrder(identities.get("inventory-service"), identities.get("order-service"));
+
+    Path gateway = mounted.resolve("gateway");
+    Map<String, String> env = env("local", "gateway");
+    assertThat(Files.readString(gateway.resolve(env.get("AUTH_POLICY_FILE").substring(1))))
+        .isEqualTo(Files.readString(ROOT.resolve("deploy/auth/policy.dev.yaml")));
+    assertThat(Files.readString(gateway.resolve(env.get("AUTH_JWKS_FILE").substring(1)))).contains("\"keys\"");
+    assertThat(env).containsEntry("AUTH_MODE", "jwt").containsEntry("AUTH_JWT_ISSUER", DevTokens.ISSUER)
+        .containsEntry("AUTH_JWT_AUDIENCE", DevTokens.AUDIENCE);
+  }
+
+  @Test
+  void local_runsAgainstMoto_throughTheLauncher() throws IOException {
+    for (String backend : BACKENDS) {
+      assertThat(env("local", backend)).containsEntry("DYNAMODB_ENDPOINT", "http://moto:5000")
+          .containsEntry("TABLE_AUTO_CREATE", "true");
+    }
+    Service moto = one("local", Service.class, "moto");
+    assertThat(moto.getSpec().getPorts()).singleElement().satisfies(p -> assertThat(p.getPort()).isEqualTo(5000));
+    assertThat(selects(moto.getSpec().getSelector(), podLabels("local", "moto"))).isTrue();
+    Container container = container("local", "moto");
+    assertThat(container.getCommand()).containsSubsequence("/launcher/serialized_moto_server.py", "--port", "5000");
+    String launcher = pod("local", "moto").getVolumes().stream().filter(v -> v.getConfigMap() != null)
+        .findFirst().orElseThrow().getConfigMap().getName();
+    assertThat(one("local", ConfigMap.class, launcher).getData().get("serialized_moto_server.py"))
+        .isEqualTo(Files.readString(ROOT.resolve("tools/moto/serialized_moto_server.py")));
+    // The credentials come from an ignored directory: none is committed.
+    assertThat(Files.readString(ROOT.resolve("deploy/k8s/overlays/local/.gitignore"))).contains("/secrets/");
+    assertThat(Files.readString(ROOT.resolve("deploy/k8s/overlays/local/make-secrets.sh")))
+        .contains("certs \"$out/certs\"", "dev-tokens \"$out/auth\"", "page-token-key.env");
+    for (String name : PROCESSES) {
+      assertThat(container("local", name).getImage()).isEqualTo("warehouse/" + name + ":local");
+    }
+  }
+
+  @Test
+  void production_usesRealAws_tlsForClients_andTaggedImages() {
+    for (String backend : BACKENDS) {
+      assertThat(env("production", backend)).doesNotContainKey("DYNAMODB_ENDPOINT").doesNotContainKey("TABLE_AUTO_CREATE");
+    }
+    assertThat(env("production", "gateway")).containsEntry("GRPC_TLS_MODE", "tls");
+    for (String name : PROCESSES) {
+      String image = container("production", name).getImage();
+      assertThat(image).startsWith("warehouse/" + name + ":").doesNotEndWith(":local").doesNotEndWith(":latest");
+    }
+    assertThat(all("production", Deployment.class)).extracting(d -> d.getMetadata().getName())
+        .containsExactlyInAnyOrderElementsOf(PROCESSES);
+    // The SDK's credentials come from the EKS Pod Identity agent.
+    assertThat(one("production", NetworkPolicy.class, "services-to-pod-identity-agent").getSpec().getEgress())
+        .singleElement().satisfies(rule -> assertThat(rule.getTo()).anyMatch(peer -> peer.getIpBlock() != null
+            && peer.getIpBlock().getCidr().equals("169.254.170.23/32")));
+  }
+}
