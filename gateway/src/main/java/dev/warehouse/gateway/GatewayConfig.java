@@ -1,19 +1,24 @@
 package dev.warehouse.gateway;
 
 import dev.warehouse.gateway.auth.AuthConfig;
+import dev.warehouse.gateway.backend.BackendAddress;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The gateway's settings, read once by {@code main} from environment variables.
  *
- * @param inventoryAddresses {@code INVENTORY_ADDRESSES}: host:port of every inventory-service instance
- * @param orderAddresses     {@code ORDER_ADDRESSES}: host:port of every order-service instance
+ * @param inventoryAddresses {@code INVENTORY_ADDRESSES}: the inventory-service instances, each {@code host:port} (one
+ *                           instance) or {@code dns:///name:port} (one per address of the name; {@link BackendAddress})
+ * @param orderAddresses     {@code ORDER_ADDRESSES}: the order-service instances, likewise
+ * @param resolvePeriod      {@code BACKEND_RESOLVE_SECONDS}: how often the backends' names are looked up again, so an
+ *                           instance added is used, and one removed dropped, within it
  * @param defaultDeadline    {@code DEFAULT_DEADLINE_MS}: the deadline of a call that arrives without one
  * @param minForwardBudget   {@code MIN_FORWARD_BUDGET_MS}: the least time a caller's deadline must leave for the call
  *                           to be forwarded (less fails at once, DEADLINE_TOO_SHORT); below {@code defaultDeadline}
@@ -35,6 +40,7 @@ public record GatewayConfig(
     int metricsPort,
     List<String> inventoryAddresses,
     List<String> orderAddresses,
+    Duration resolvePeriod,
     Duration defaultDeadline,
     Duration minForwardBudget,
     Duration circuitOpenFor,
@@ -50,6 +56,7 @@ public record GatewayConfig(
   public static final int DEFAULT_METRICS_PORT = 9091;
   public static final String DEFAULT_INVENTORY_ADDRESSES = "127.0.0.1:50052";
   public static final String DEFAULT_ORDER_ADDRESSES = "127.0.0.1:50053";
+  public static final Duration DEFAULT_RESOLVE_PERIOD = Duration.ofSeconds(10);
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(5);
   public static final Duration DEFAULT_MIN_FORWARD_BUDGET = Duration.ofMillis(50);
   public static final Duration DEFAULT_CIRCUIT_OPEN = Duration.ofSeconds(5);
@@ -58,21 +65,28 @@ public record GatewayConfig(
   public GatewayConfig(int grpcPort, int metricsPort, List<String> inventoryAddresses, List<String> orderAddresses,
       Duration defaultDeadline, Duration minForwardBudget, Duration circuitOpenFor, Duration shutdownDrain,
       Duration shutdownGrace) {
-    this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline, minForwardBudget, circuitOpenFor,
-        shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES, ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT,
-        ChannelTlsConfig.PLAINTEXT, AuthConfig.NONE);
+    this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, DEFAULT_RESOLVE_PERIOD, defaultDeadline,
+        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES,
+        ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT, ChannelTlsConfig.PLAINTEXT, AuthConfig.NONE);
   }
 
   /** The same gateway with other TLS settings. */
   public GatewayConfig withTls(TlsConfig tls, ChannelTlsConfig backendTls) {
-    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline,
+    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
         backendTls, auth);
   }
 
   /** The same gateway with other authentication settings. */
   public GatewayConfig withAuth(AuthConfig auth) {
-    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, defaultDeadline,
+    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
+        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
+        backendTls, auth);
+  }
+
+  /** The same gateway, looking its backends' names up every {@code resolvePeriod}. */
+  public GatewayConfig withResolvePeriod(Duration resolvePeriod) {
+    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
         backendTls, auth);
   }
@@ -96,8 +110,9 @@ public record GatewayConfig(
     GatewayConfig config = new GatewayConfig(
         reader.port("GRPC_PORT", DEFAULT_GRPC_PORT),
         reader.port("METRICS_PORT", DEFAULT_METRICS_PORT),
-        reader.addresses("INVENTORY_ADDRESSES", DEFAULT_INVENTORY_ADDRESSES),
-        reader.addresses("ORDER_ADDRESSES", DEFAULT_ORDER_ADDRESSES),
+        backendAddresses(reader, "INVENTORY_ADDRESSES", DEFAULT_INVENTORY_ADDRESSES),
+        backendAddresses(reader, "ORDER_ADDRESSES", DEFAULT_ORDER_ADDRESSES),
+        Duration.ofSeconds(reader.positiveLong("BACKEND_RESOLVE_SECONDS", DEFAULT_RESOLVE_PERIOD.getSeconds())),
         Duration.ofMillis(reader.positiveLong("DEFAULT_DEADLINE_MS", DEFAULT_DEADLINE.toMillis())),
         Duration.ofMillis(reader.positiveLong("MIN_FORWARD_BUDGET_MS", DEFAULT_MIN_FORWARD_BUDGET.toMillis())),
         Duration.ofSeconds(reader.positiveLong("CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
@@ -117,11 +132,30 @@ public record GatewayConfig(
     return config;
   }
 
+  /**
+   * A comma-separated list of backend addresses, each {@code host:port} or {@code dns:///name:port}
+   * ({@link BackendAddress}); a malformed one is a start-up error naming the variable and the entry.
+   */
+  private static List<String> backendAddresses(EnvReader reader, String name, String fallback) {
+    String value = reader.string(name, fallback);
+    List<String> entries = new ArrayList<>();
+    for (String part : value.split(",", -1)) {
+      try {
+        entries.add(BackendAddress.parse(part).toString());
+      } catch (IllegalArgumentException e) {
+        reader.problem(name + " must be host:port or dns:///name:port, separated by commas: " + e.getMessage());
+        return List.of();
+      }
+    }
+    return List.copyOf(entries);
+  }
+
   /** One line for the start-up log. */
   public String describe() {
     return "service=gateway grpc_port=" + grpcPort + " metrics_port=" + metricsPort
         + " inventory_addresses=" + String.join(",", inventoryAddresses)
         + " order_addresses=" + String.join(",", orderAddresses)
+        + " backend_resolve_s=" + resolvePeriod.getSeconds()
         + " default_deadline_ms=" + defaultDeadline.toMillis()
         + " min_forward_budget_ms=" + minForwardBudget.toMillis()
         + " circuit_open_s=" + circuitOpenFor.getSeconds()

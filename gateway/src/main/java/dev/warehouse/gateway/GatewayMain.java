@@ -1,5 +1,6 @@
 package dev.warehouse.gateway;
 
+import dev.warehouse.gateway.backend.AddressLookup;
 import dev.warehouse.gateway.tools.CertsCommand;
 import dev.warehouse.gateway.tools.DemoData;
 import dev.warehouse.gateway.tools.DevTokens;
@@ -34,6 +35,8 @@ public final class GatewayMain {
     if (args.length > 0 && args[0].equals("dev-tokens")) {
       System.exit(DevTokens.run(Arrays.copyOfRange(args, 1, args.length), System.out));
     }
+    // Before anything looks a name up: the JVM reads its cache settings once.
+    AddressLookup.disableJvmCache();
     GatewayConfig config = GatewayConfig.fromEnvironment(System.getenv());
     GatewayProcess gateway;
     try {

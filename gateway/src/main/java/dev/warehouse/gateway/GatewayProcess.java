@@ -4,8 +4,11 @@ import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.admin.v1.AdminServiceProto;
 import dev.warehouse.gateway.admin.GatewayAdminEndpoint;
 import dev.warehouse.gateway.auth.GatewayAccess;
+import dev.warehouse.gateway.backend.AddressLookup;
 import dev.warehouse.gateway.backend.Backend;
+import dev.warehouse.gateway.backend.BackendAddress;
 import dev.warehouse.gateway.backend.BackendHealthMonitor;
+import dev.warehouse.gateway.backend.BackendInstances;
 import dev.warehouse.gateway.backend.EventLoops;
 import dev.warehouse.gateway.backend.ForwardingService;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
@@ -15,6 +18,7 @@ import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
+import dev.warehouse.runtime.server.DaemonThreads;
 import dev.warehouse.runtime.server.Listening;
 import dev.warehouse.runtime.server.ServiceServer;
 import dev.warehouse.runtime.tls.TransportSecurity;
@@ -30,9 +34,9 @@ import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerIntercept
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.time.Clock;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
@@ -60,17 +64,22 @@ public final class GatewayProcess implements AutoCloseable {
   private final ServiceServer server;
   private final MetricsServer metrics;
   private final List<Backend> backends;
+  private final List<BackendInstances> instances;
+  private final ScheduledExecutorService resolver;
   private final BackendHealthMonitor monitor;
   private final GatewayAdminEndpoint admin;
   private final EventLoopGroup eventLoops;
   private final TransportSecurity transport;
   private final GatewayAccess access;
 
-  private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends, BackendHealthMonitor monitor,
+  private GatewayProcess(ServiceServer server, MetricsServer metrics, List<Backend> backends,
+      List<BackendInstances> instances, ScheduledExecutorService resolver, BackendHealthMonitor monitor,
       GatewayAdminEndpoint admin, EventLoopGroup eventLoops, TransportSecurity transport, GatewayAccess access) {
     this.server = server;
     this.metrics = metrics;
     this.backends = backends;
+    this.instances = instances;
+    this.resolver = resolver;
     this.monitor = monitor;
     this.admin = admin;
     this.eventLoops = eventLoops;
@@ -88,6 +97,11 @@ public final class GatewayProcess implements AutoCloseable {
   }
 
   public static GatewayProcess start(GatewayConfig config) throws IOException {
+    return start(config, AddressLookup.SYSTEM);
+  }
+
+  /** The gateway, looking its backends' names up with {@code lookup} (tests change its answers as they go). */
+  static GatewayProcess start(GatewayConfig config, AddressLookup lookup) throws IOException {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
     // One identity and CA for the client port and the backend channels (the admin endpoint's too).
@@ -111,19 +125,26 @@ public final class GatewayProcess implements AutoCloseable {
     TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(registry);
 
     EventLoopGroup eventLoops = EventLoops.group(Runtime.getRuntime().availableProcessors());
+    // One list of current instances per backend, looked up again every period: the balanced channels and
+    // the admin endpoint both follow it.
+    ScheduledExecutorService resolver =
+        Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("backend-resolver"));
+    BackendInstances inventoryInstances = new BackendInstances(INVENTORY_SERVICE,
+        BackendAddress.parseAll(config.inventoryAddresses()), lookup, config.resolvePeriod(), resolver,
+        Clock.systemUTC()).start();
+    BackendInstances orderInstances = new BackendInstances(ORDER_SERVICE,
+        BackendAddress.parseAll(config.orderAddresses()), lookup, config.resolvePeriod(), resolver,
+        Clock.systemUTC()).start();
     Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
-        config.inventoryAddresses(), circuits.circuitBreaker(INVENTORY_SERVICE), config.defaultDeadline(),
+        inventoryInstances, circuits.circuitBreaker(INVENTORY_SERVICE), config.defaultDeadline(),
         config.minForwardBudget(), registry, eventLoops, backendCredentials);
     Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
-        config.orderAddresses(), circuits.circuitBreaker(ORDER_SERVICE), config.defaultDeadline(),
+        orderInstances, circuits.circuitBreaker(ORDER_SERVICE), config.defaultDeadline(),
         config.minForwardBudget(), registry, eventLoops, backendCredentials);
 
     // Not forwarded: ListHotKeys asks every instance and adds their counts up.
-    Map<String, List<String>> instances = new LinkedHashMap<>();
-    instances.put(INVENTORY_SERVICE, config.inventoryAddresses());
-    instances.put(ORDER_SERVICE, config.orderAddresses());
-    GatewayAdminEndpoint admin = new GatewayAdminEndpoint(instances, eventLoops, config.defaultDeadline(),
-        config.minForwardBudget(), backendCredentials);
+    GatewayAdminEndpoint admin = new GatewayAdminEndpoint(List.of(inventoryInstances, orderInstances), eventLoops,
+        config.defaultDeadline(), config.minForwardBudget(), backendCredentials);
 
     // Forwarding never blocks: the event loop hands each call straight to its backend call. Access control
     // wraps every service of the port (reflection too), before the per-service metrics.
@@ -148,7 +169,8 @@ public final class GatewayProcess implements AutoCloseable {
         config.backendTls().describe("backend_"));
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new GatewayProcess(server, metrics, List.of(inventory, orders), monitor, admin, eventLoops, transport, access);
+    return new GatewayProcess(server, metrics, List.of(inventory, orders), List.of(inventoryInstances, orderInstances),
+        resolver, monitor, admin, eventLoops, transport, access);
   }
 
   public int grpcPort() {
@@ -179,6 +201,8 @@ public final class GatewayProcess implements AutoCloseable {
     monitor.close();
     backends.forEach(Backend::close);
     admin.close();
+    instances.forEach(BackendInstances::close);
+    resolver.shutdownNow();
     eventLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
     metrics.close();
     transport.close();

@@ -85,4 +85,39 @@ class GatewayConfigTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("BACKEND_TRUSTED_PEERS applies only with BACKEND_TLS_MODE=tls or mtls");
   }
+
+  @Test
+  void backendAddresses_takeFixedListsAndDnsTargets_lookedUpEvery10sByDefault() {
+    GatewayConfig fixed = GatewayConfig.fromEnvironment(env());
+    assertThat(fixed.inventoryAddresses()).containsExactly("127.0.0.1:50052");
+    assertThat(fixed.resolvePeriod()).isEqualTo(Duration.ofSeconds(10)).isEqualTo(GatewayConfig.DEFAULT_RESOLVE_PERIOD);
+
+    GatewayConfig dns = GatewayConfig.fromEnvironment(env(
+        "INVENTORY_ADDRESSES", "dns:///inventory-service-headless:50052",
+        "ORDER_ADDRESSES", " dns:///order-service-headless:50053 , 10.0.0.9:50053",
+        "BACKEND_RESOLVE_SECONDS", "5"));
+    assertThat(dns.inventoryAddresses()).containsExactly("dns:///inventory-service-headless:50052");
+    assertThat(dns.orderAddresses()).containsExactly("dns:///order-service-headless:50053", "10.0.0.9:50053");
+    assertThat(dns.resolvePeriod()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(dns.describe()).contains(" inventory_addresses=dns:///inventory-service-headless:50052 ",
+        " backend_resolve_s=5 ");
+    assertThat(GatewayConfig.variables()).contains("INVENTORY_ADDRESSES", "ORDER_ADDRESSES", "BACKEND_RESOLVE_SECONDS");
+  }
+
+  @Test
+  void malformedBackendAddresses_andResolvePeriod_failAtStartUp_namingEachVariableAndEntry() {
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env(
+        "INVENTORY_ADDRESSES", "dns:///inventory-service-headless",
+        "ORDER_ADDRESSES", "order-service:50053,dns://10.0.0.2/order-service-headless:50053",
+        "BACKEND_RESOLVE_SECONDS", "0")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("INVENTORY_ADDRESSES must be host:port or dns:///name:port, separated by commas: "
+            + "'dns:///inventory-service-headless' has no port (dns:///name:port)")
+        .hasMessageContaining("ORDER_ADDRESSES must be host:port or dns:///name:port, separated by commas: "
+            + "'dns://10.0.0.2/order-service-headless:50053' must be dns:///name:port")
+        .hasMessageContaining("BACKEND_RESOLVE_SECONDS must be positive, got 0");
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("ORDER_ADDRESSES", "order-service:50053,")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ORDER_ADDRESSES").hasMessageContaining(
+            "an empty address");
+  }
 }

@@ -4,6 +4,7 @@ import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.admin.v1.UnansweredInstance;
+import dev.warehouse.gateway.backend.BackendInstances;
 import dev.warehouse.gateway.backend.EventLoops;
 import dev.warehouse.runtime.admin.HotKeysQuery;
 import dev.warehouse.runtime.error.DeadlineExceededException;
@@ -16,16 +17,20 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.grpc.stub.StreamObserver;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code warehouse.admin.v1.AdminService} on the gateway: ListHotKeys asks every configured instance of
- * every backend (each keeps its own counts) and adds their answers up per service and access pattern
+ * {@code warehouse.admin.v1.AdminService} on the gateway: ListHotKeys asks every current instance of
+ * every backend (each keeps its own counts; the instances are those the balanced channels follow,
+ * {@link BackendInstances}) and adds their answers up per service and access pattern
  * ({@link HotKeysMerge}). It is not forwarded: one instance's answer would be a fraction of the story.
  *
  * <p>Each instance has a channel of its own, apart from the balanced backend channels and their circuit
@@ -41,20 +46,54 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
 
   private record Answer(Instance instance, ListHotKeysResponse response, Status failure) {}
 
-  private final List<Instance> instances = new ArrayList<>();
+  private record Key(String service, InetSocketAddress address) {}
+
+  private final List<BackendInstances> backends;
+  private final EventLoopGroup eventLoops;
+  private final ChannelCredentials credentials;
   private final Duration defaultDeadline;
   private final Duration minForwardBudget;
+  private final Map<Key, ManagedChannel> channels = new HashMap<>(); // guarded by this
+  private boolean closed; // guarded by this
 
   /**
-   * @param addresses every backend's instances, by the service name the answers carry ("inventory-service")
+   * @param backends every backend's instances, named as the answers carry them ("inventory-service")
    * @param credentials how the channels to them are secured, as the forwarding channels are
    */
-  public GatewayAdminEndpoint(Map<String, List<String>> addresses, EventLoopGroup eventLoops, Duration defaultDeadline,
+  public GatewayAdminEndpoint(List<BackendInstances> backends, EventLoopGroup eventLoops, Duration defaultDeadline,
       Duration minForwardBudget, ChannelCredentials credentials) {
+    this.backends = List.copyOf(backends);
+    this.eventLoops = eventLoops;
+    this.credentials = credentials;
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudget = minForwardBudget;
-    addresses.forEach((service, list) -> list.forEach(address -> instances.add(new Instance(service, address,
-        EventLoops.channelTo(List.of(address), eventLoops, credentials).build()))));
+  }
+
+  /**
+   * The instances now, each with its channel: kept while the instance is, made for one added, closed for one
+   * removed (admin calls are rare: a channel per instance is made on the first call that asks it).
+   */
+  private synchronized List<Instance> currentInstances() {
+    if (closed) {
+      throw new UnavailableException("GATEWAY_STOPPING", "the gateway is stopping", Map.of());
+    }
+    List<Instance> now = new ArrayList<>();
+    for (BackendInstances backend : backends) {
+      for (InetSocketAddress address : backend.current()) {
+        ManagedChannel channel = channels.computeIfAbsent(new Key(backend.service(), address),
+            key -> EventLoops.channelTo(address, eventLoops, credentials).build());
+        now.add(new Instance(backend.service(), BackendInstances.format(address), channel));
+      }
+    }
+    Set<ManagedChannel> kept = Set.copyOf(now.stream().map(Instance::channel).toList());
+    channels.values().removeIf(channel -> {
+      if (kept.contains(channel)) {
+        return false;
+      }
+      channel.shutdown(); // calls in flight on it may finish
+      return true;
+    });
+    return now;
   }
 
   @Override
@@ -64,6 +103,12 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
       // Each instance's whole top list, so that the sums rank keys over all of them.
       ListHotKeysRequest ask = request.toBuilder().setLimit(HotKeysQuery.MAX_LIMIT).build();
       Deadline budget = budget();
+      List<Instance> instances = currentInstances();
+      if (instances.isEmpty()) {
+        // No name resolved to any address: there was no one to ask.
+        throw new UnavailableException("NO_INSTANCE_ANSWERED", "no backend instance is known to ask ListHotKeys",
+            Map.of("instances", "0"));
+      }
       List<CompletableFuture<Answer>> answers = instances.stream().map(instance -> ask(instance, ask, budget)).toList();
       return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
           .thenApply(done -> merge(answers.stream().map(CompletableFuture::join).toList(), query.limit()));
@@ -125,6 +170,12 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
 
   @Override
   public void close() {
-    EventLoops.close(instances.stream().map(Instance::channel).toList());
+    List<ManagedChannel> open;
+    synchronized (this) {
+      closed = true;
+      open = List.copyOf(channels.values());
+      channels.clear();
+    }
+    EventLoops.close(open);
   }
 }

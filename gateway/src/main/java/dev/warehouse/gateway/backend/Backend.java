@@ -30,8 +30,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One backend service (say, the inventory-service) behind the gateway: channels balancing over its
- * instances, one per gateway I/O thread, and a circuit breaker that fails calls fast while the whole
- * service is down.
+ * current instances ({@link BackendInstances}), one per gateway I/O thread, and a circuit breaker that
+ * fails calls fast while the whole service is down.
  *
  * <p>The breaker hears only of what is the backend's fault, so that no caller can open the circuit
  * for the others:
@@ -75,11 +75,12 @@ public final class Backend implements AutoCloseable {
   private final Set<String> retryable;
 
   /**
+   * @param instances         the service's instances, which the channels follow as they change
    * @param circuitBreaker    must ignore {@link CallerCancellation}
    * @param minForwardBudget  the least time left before a caller's deadline with which a call is forwarded
    * @param credentials       how the channels to the instances are secured
    */
-  public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, List<String> addresses,
+  public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, BackendInstances instances,
       CircuitBreaker circuitBreaker, Duration defaultDeadline, Duration minForwardBudget, MeterRegistry meters,
       EventLoopGroup eventLoops, ChannelCredentials credentials) {
     if (!circuitBreaker.getCircuitBreakerConfig().getIgnoreExceptionPredicate().test(CALLER_CANCELLATION)) {
@@ -92,7 +93,7 @@ public final class Backend implements AutoCloseable {
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudgetNanos = minForwardBudget.toNanos();
     eventLoops.forEach(loop -> loops.add((EventLoop) loop));
-    this.channels = loops.stream().map(loop -> EventLoops.channelTo(addresses, loop, credentials)
+    this.channels = loops.stream().map(loop -> EventLoops.channelTo(instances, loop, credentials)
         .defaultServiceConfig(BackendServiceConfig.of(service))
         // Retries are ours (below): grpc-java's retry machinery wraps every call, and cost a third of the
         // gateway's CPU per call in the proxy benchmark; ours costs nothing until a call fails.

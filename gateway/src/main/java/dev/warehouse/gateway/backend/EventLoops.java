@@ -1,6 +1,9 @@
 package dev.warehouse.gateway.backend;
 
 import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.NameResolverRegistry;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.Channel;
@@ -15,6 +18,7 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -42,15 +46,34 @@ public final class EventLoops {
   }
 
   /**
-   * A channel to {@code addresses} (host:port each) on {@code loops}, secured by {@code credentials} (the
-   * gateway's {@code BACKEND_TLS_MODE}), whose callbacks run on the I/O thread that got the answer: no
-   * hand-off. Health checks of the balanced channels travel on it too.
+   * A channel balancing over the current instances of one backend ({@link BackendInstances}), which it
+   * follows as they change, on {@code loops}, secured by {@code credentials} (the gateway's
+   * {@code BACKEND_TLS_MODE}), whose callbacks run on the I/O thread that got the answer: no hand-off.
+   * Health checks of the balanced channels travel on it too.
    */
-  public static NettyChannelBuilder channelTo(List<String> addresses, EventLoopGroup loops,
+  public static NettyChannelBuilder channelTo(BackendInstances instances, EventLoopGroup loops,
       ChannelCredentials credentials) {
-    StaticAddressResolverProvider.register();
-    return NettyChannelBuilder.forTarget(StaticAddressResolverProvider.target(addresses), credentials)
-        .eventLoopGroup(loops)
+    InstancesNameResolverProvider resolver = new InstancesNameResolverProvider(instances);
+    // A registry of the channel's own: the target's scheme means these instances, and no other channel's.
+    NameResolverRegistry registry = new NameResolverRegistry();
+    registry.register(resolver);
+    ManagedChannelBuilder<?> builder = Grpc.newChannelBuilder(resolver.target(), credentials, registry);
+    if (!(builder instanceof NettyChannelBuilder netty)) {
+      throw new IllegalStateException("expected grpc-netty-shaded's channel builder, got "
+          + builder.getClass().getName());
+    }
+    return onLoops(netty, loops);
+  }
+
+  /** A channel to one instance, on the loops and with the authority the balanced channels have. */
+  public static NettyChannelBuilder channelTo(InetSocketAddress instance, EventLoopGroup loops,
+      ChannelCredentials credentials) {
+    return onLoops(NettyChannelBuilder.forAddress(instance, credentials)
+        .overrideAuthority(InstancesNameResolverProvider.AUTHORITY), loops);
+  }
+
+  private static NettyChannelBuilder onLoops(NettyChannelBuilder builder, EventLoopGroup loops) {
+    return builder.eventLoopGroup(loops)
         .channelType(clientChannel())
         .directExecutor();
   }

@@ -127,31 +127,6 @@ public final class EnvReader {
     }
   }
 
-  /** A comma-separated list of {@code host:port} addresses, at least one. */
-  public List<String> addresses(String name, String fallback) {
-    String value = string(name, fallback);
-    List<String> addresses = new ArrayList<>();
-    for (String part : value.split(",")) {
-      String address = part.trim();
-      int colon = address.lastIndexOf(':');
-      boolean valid = colon > 0;
-      if (valid) {
-        try {
-          int port = Integer.parseInt(address.substring(colon + 1));
-          valid = port > 0 && port <= 65_535;
-        } catch (NumberFormatException e) {
-          valid = false;
-        }
-      }
-      if (!valid) {
-        problems.add(name + " must be host:port[,host:port...], got '" + value + "'");
-        return List.of();
-      }
-      addresses.add(address);
-    }
-    return List.copyOf(addresses);
-  }
-
   /** One of {@code allowed} (lower case; read case-insensitively). */
   public String choice(String name, String fallback, List<String> allowed) {
     String value = string(name, fallback).toLowerCase(Locale.ROOT);
