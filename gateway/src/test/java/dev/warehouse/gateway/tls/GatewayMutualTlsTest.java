@@ -118,7 +118,9 @@ class GatewayMutualTlsTest {
 
     Channel client = client(gateway.grpcPort());
     assertThat(InventoryServiceGrpc.newBlockingStub(client).withDeadlineAfter(10, TimeUnit.SECONDS)
-        .getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber("SN-98471").build()).getProductId())
+        // Strongly read: the loader has just written it, and the stand-in serves eventual reads 200 ms behind.
+        .getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber("SN-98471").setConsistentRead(true).build())
+        .getProductId())
         .isEqualTo("P100");
     for (String service : List.of("warehouse.inventory.v1.InventoryService", "warehouse.order.v1.OrderService")) {
       assertThat(HealthGrpc.newBlockingStub(client).withDeadlineAfter(5, TimeUnit.SECONDS)
