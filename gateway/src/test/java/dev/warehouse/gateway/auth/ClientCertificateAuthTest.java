@@ -9,6 +9,7 @@ import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.testing.LogRecords;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;
@@ -50,7 +51,7 @@ class ClientCertificateAuthTest {
   private static GatewayAccess access;
   private static ServiceServer server;
   private static RSAKey signingKey;
-  private static AuditLines audit;
+  private static LogRecords audit;
   private final List<ManagedChannel> channels = new ArrayList<>();
 
   @BeforeAll
@@ -71,7 +72,7 @@ class ClientCertificateAuthTest {
         .clientAuth(TlsServerCredentials.ClientAuth.OPTIONAL);
     server = new ServiceServer(access.install(NettyServerBuilder.forPort(0, tls.build())),
         List.of(new StandInBackend.Inventory()), List.of(), Duration.ZERO, Duration.ofSeconds(1)).start();
-    audit = new AuditLines();
+    audit = new LogRecords(AuditTrail.class);
   }
 
   @AfterAll

@@ -5,17 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.warehouse.gateway.GatewayProcess;
 import dev.warehouse.inventory.v1.InventoryServiceProto;
+import dev.warehouse.runtime.testing.LogRecords;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,28 +35,11 @@ class GatewayAccessTest {
 
   @Test
   void authenticationOff_isAWarningAtStart() throws IOException {
-    Logger logger = Logger.getLogger(GatewayAccess.class.getName());
-    List<LogRecord> records = new CopyOnWriteArrayList<>();
-    Handler handler = new Handler() {
-      @Override
-      public void publish(LogRecord record) {
-        records.add(record);
-      }
-
-      @Override
-      public void flush() {}
-
-      @Override
-      public void close() {}
-    };
-    logger.addHandler(handler);
-    try (GatewayAccess ignored = start(AuthConfig.NONE)) {
-      assertThat(records).anySatisfy(record -> {
+    try (LogRecords log = new LogRecords(GatewayAccess.class); GatewayAccess ignored = start(AuthConfig.NONE)) {
+      assertThat(log.records()).anySatisfy(record -> {
         assertThat(record.getLevel()).isEqualTo(Level.WARNING);
         assertThat(record.getMessage()).startsWith("event=auth_disabled auth_mode=none");
       });
-    } finally {
-      logger.removeHandler(handler);
     }
   }
 

@@ -22,6 +22,7 @@ import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.grpc.GrpcErrors;
+import dev.warehouse.runtime.testing.LogRecords;
 import dev.warehouse.runtime.testing.Reflection;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -69,7 +70,7 @@ class GatewayAuthTest {
   private static StandInBackend backend;
   private static GatewayProcess gateway;
   private static ManagedChannel channel;
-  private static AuditLines audit;
+  private static LogRecords audit;
 
   @BeforeAll
   static void start() throws Exception {
@@ -84,7 +85,7 @@ class GatewayAuthTest {
         Duration.ofSeconds(5), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET, GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO,
         Duration.ofSeconds(1)).withAuth(auth));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
-    audit = new AuditLines();
+    audit = new LogRecords(AuditTrail.class);
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (health("warehouse.inventory.v1.InventoryService") != ServingStatus.SERVING && System.nanoTime() < giveUp) {
       Thread.sleep(50);

@@ -2,13 +2,12 @@ package dev.warehouse.gateway.backend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warehouse.runtime.testing.TestClock;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -38,7 +37,7 @@ class BackendInstancesTest {
     }
     return answer;
   };
-  private final MutableClock clock = new MutableClock();
+  private final TestClock clock = new TestClock(Instant.parse("2026-01-01T00:00:00Z"));
   private final RecordingScheduler scheduler = new RecordingScheduler();
 
   @AfterEach
@@ -180,29 +179,7 @@ class BackendInstancesTest {
     assertThat(count.get()).as("start, the held refresh, then one for the ten asked meanwhile").isEqualTo(3);
   }
 
-  /** A clock the test moves. */
-  private static final class MutableClock extends Clock {
-    private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
 
-    void advance(Duration duration) {
-      now = now.plus(duration);
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-
-    @Override
-    public java.time.ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
-  }
 
   /** A real one-thread scheduler that records the delay of each one-off task. */
   private static final class RecordingScheduler extends ScheduledThreadPoolExecutor {

@@ -3,13 +3,12 @@ package dev.warehouse.runtime.hotkeys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.warehouse.runtime.testing.LogRecords;
+import dev.warehouse.runtime.testing.TestClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -22,9 +21,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -32,66 +28,23 @@ import org.junit.jupiter.api.Test;
 /** The hot-key sketch, on an injected clock: no test sleeps. */
 class HotKeysTest {
 
-  /** A clock the test moves by hand. */
-  static final class TestClock extends Clock {
-    private volatile Instant now;
 
-    TestClock(Instant start) {
-      this.now = start;
-    }
-
-    void advance(Duration duration) {
-      now = now.plus(duration);
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-  }
-
-  /** Collects the hot-key log lines. */
-  static final class Lines extends Handler {
-    final List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
-
-    @Override
-    public void publish(LogRecord record) {
-      lines.add(record.getMessage());
-    }
-
-    @Override
-    public void flush() {}
-
-    @Override
-    public void close() {}
-  }
 
   /** On a slot boundary, so the tests know which slot each request falls in. */
   private static final Instant START = Instant.parse("2026-07-26T10:00:00Z");
 
   private final TestClock clock = new TestClock(START);
   private final MeterRegistry meters = new SimpleMeterRegistry();
-  private final Lines logged = new Lines();
-  private final Logger logger = Logger.getLogger(HotKeys.class.getName());
+  private LogRecords logged;
 
   @BeforeEach
   void captureLog() {
-    logger.addHandler(logged);
+    logged = new LogRecords(HotKeys.class);
   }
 
   @AfterEach
   void releaseLog() {
-    logger.removeHandler(logged);
+    logged.close();
   }
 
   private static HotKeys.PatternReport only(List<HotKeys.PatternReport> reports) {
@@ -285,21 +238,21 @@ class HotKeysTest {
       hotKeys.record("A6", "ORDER#O900", 0.5); // all of its pattern, but too few requests to mean anything
     }
     hotKeys.logHotKeys();
-    assertThat(logged.lines).hasSize(1);
-    assertThat(logged.lines.get(0)).startsWith("event=hot_key pattern=A2 share=0.63 key=PRODUCT#P100 requests=63 ");
+    assertThat(logged.lines()).hasSize(1);
+    assertThat(logged.lines().get(0)).startsWith("event=hot_key pattern=A2 share=0.63 key=PRODUCT#P100 requests=63 ");
 
     clock.advance(HotKeys.SLOT);
     hotKeys.record("A2", "PRODUCT#P100", 0.5);
     hotKeys.logHotKeys();
-    assertThat(logged.lines).as("once per key per window").hasSize(1);
+    assertThat(logged.lines()).as("once per key per window").hasSize(1);
 
     clock.advance(HotKeys.WINDOW);
     for (int i = 0; i < 100; i++) {
       hotKeys.record("A2", "PRODUCT#P100", 0.5);
     }
     hotKeys.logHotKeys();
-    assertThat(logged.lines).hasSize(2);
-    assertThat(logged.lines.get(1)).startsWith("event=hot_key pattern=A2 share=1.00 key=PRODUCT#P100 ");
+    assertThat(logged.lines()).hasSize(2);
+    assertThat(logged.lines().get(1)).startsWith("event=hot_key pattern=A2 share=1.00 key=PRODUCT#P100 ");
   }
 
   @Test
@@ -309,7 +262,7 @@ class HotKeysTest {
       hotKeys.record("A2", i % 10 == 0 ? "PRODUCT#rare" : "PRODUCT#P100", 0.5);
     }
     hotKeys.logHotKeys();
-    assertThat(logged.lines).isEmpty();
+    assertThat(logged.lines()).isEmpty();
   }
 
   private static double[] zipfCdf(int n, double exponent) {
