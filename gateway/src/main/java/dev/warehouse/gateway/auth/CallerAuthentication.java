@@ -1,6 +1,5 @@
 package dev.warehouse.gateway.auth;
 
-import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import dev.warehouse.runtime.tls.PeerIdentity;
@@ -10,7 +9,6 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
-import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthGrpc;
 import java.util.Iterator;
 import java.util.Locale;
@@ -62,7 +60,7 @@ public final class CallerAuthentication implements ServerInterceptor {
     try {
       caller = authenticate(call, headers);
     } catch (UnauthenticatedException e) {
-      return refuse(call, e);
+      return GrpcErrors.refuse(call, e);
     }
     AuditTrail.identify(caller);
     return Contexts.interceptCall(Context.current().withValue(Caller.CONTEXT_KEY, caller), call, headers, next);
@@ -99,10 +97,4 @@ public final class CallerAuthentication implements ServerInterceptor {
     return token;
   }
 
-  /** Ends a call with a refusal, as the one error mapper words it; the call goes no further. */
-  static <Q, R> ServerCall.Listener<Q> refuse(ServerCall<Q, R> call, ServiceException refusal) {
-    StatusRuntimeException status = GrpcErrors.toStatusException(refusal);
-    call.close(status.getStatus(), status.getTrailers());
-    return new ServerCall.Listener<>() {};
-  }
 }

@@ -2,6 +2,7 @@ package dev.warehouse.gateway.auth;
 
 import dev.warehouse.runtime.error.PermissionDeniedException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
+import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -30,11 +31,11 @@ public final class MethodAuthorization implements ServerInterceptor {
     }
     Caller caller = Caller.current().orElse(null);
     if (caller == null) {
-      return CallerAuthentication.refuse(call,
+      return GrpcErrors.refuse(call,
           new UnauthenticatedException("CREDENTIALS_MISSING", "this call needs a credential"));
     }
     if (!policy.allows(caller.roles(), method)) {
-      return CallerAuthentication.refuse(call, new PermissionDeniedException("METHOD_NOT_ALLOWED",
+      return GrpcErrors.refuse(call, new PermissionDeniedException("METHOD_NOT_ALLOWED",
           caller.identity() + " may not call " + method + " (roles: "
               + (caller.roles().isEmpty() ? "none" : String.join(",", caller.roles().stream().sorted().toList())) + ")",
           Map.of("method", method)));

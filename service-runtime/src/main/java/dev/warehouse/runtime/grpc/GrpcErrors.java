@@ -1,6 +1,5 @@
 package dev.warehouse.runtime.grpc;
 
-import dev.warehouse.runtime.error.Failures;
 import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import com.google.rpc.Code;
@@ -10,6 +9,7 @@ import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.CancelledException;
 import dev.warehouse.runtime.error.DeadlineExceededException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.FieldViolation;
 import dev.warehouse.runtime.error.InvalidArgumentException;
 import dev.warehouse.runtime.error.NotFoundException;
@@ -18,6 +18,7 @@ import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.error.UnavailableException;
+import io.grpc.ServerCall;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
@@ -31,6 +32,16 @@ import java.util.logging.Logger;
  * its cause, so no stack trace or SDK text reaches a client.
  */
 public final class GrpcErrors {
+
+  /**
+   * Ends a server call with {@code refusal}, worded as {@link #toStatusException} words it, before any of
+   * its messages is read: for interceptors that turn a call away (authentication, authorization).
+   */
+  public static <Q, R> ServerCall.Listener<Q> refuse(ServerCall<Q, R> call, ServiceException refusal) {
+    StatusRuntimeException status = toStatusException(refusal);
+    call.close(status.getStatus(), status.getTrailers());
+    return new ServerCall.Listener<>() {};
+  }
 
   /** The {@code ErrorInfo.domain} of every error this system raises. */
   public static final String ERROR_DOMAIN = "warehouse.dev";

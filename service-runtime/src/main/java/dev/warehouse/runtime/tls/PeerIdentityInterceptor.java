@@ -1,8 +1,7 @@
 package dev.warehouse.runtime.tls;
 
-import com.google.protobuf.Any;
-import com.google.rpc.Code;
-import com.google.rpc.ErrorInfo;
+import dev.warehouse.runtime.error.PermissionDeniedException;
+import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.grpc.Context;
 import io.grpc.Contexts;
@@ -10,9 +9,8 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
-import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthGrpc;
-import io.grpc.protobuf.StatusProto;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.logging.Logger;
@@ -60,14 +58,14 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
     String service = call.getMethodDescriptor().getServiceName();
     if (required && !OPEN_SERVICES.contains(service)) {
       if (identity.isEmpty()) {
-        return refuse(call, Code.UNAUTHENTICATED, "PEER_IDENTITY_MISSING",
-            "this service accepts only calls whose TLS client certificate names one URI identity", null);
+        return GrpcErrors.refuse(call, new UnauthenticatedException("PEER_IDENTITY_MISSING",
+            "this service accepts only calls whose TLS client certificate names one URI identity"));
       }
       if (!trusted.allows(identity.get().uri())) {
         log.warning("event=peer_refused peer=" + identity.get().uri() + " method=" + call.getMethodDescriptor()
             .getFullMethodName());
-        return refuse(call, Code.PERMISSION_DENIED, "PEER_NOT_TRUSTED",
-            "the identity " + identity.get().uri() + " may not call " + service, identity.get().uri());
+        return GrpcErrors.refuse(call, new PermissionDeniedException("PEER_NOT_TRUSTED",
+            "the identity " + identity.get().uri() + " may not call " + service, Map.of("peer", identity.get().uri())));
       }
     }
     if (identity.isEmpty()) {
@@ -77,18 +75,4 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
         next);
   }
 
-  private static <Q, R> ServerCall.Listener<Q> refuse(ServerCall<Q, R> call, Code code, String reason, String message,
-      String peer) {
-    ErrorInfo.Builder info = ErrorInfo.newBuilder().setReason(reason).setDomain(GrpcErrors.ERROR_DOMAIN);
-    if (peer != null) {
-      info.putMetadata("peer", peer);
-    }
-    StatusRuntimeException refused = StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
-        .setCode(code.getNumber())
-        .setMessage(message)
-        .addDetails(Any.pack(info.build()))
-        .build());
-    call.close(refused.getStatus(), refused.getTrailers());
-    return new ServerCall.Listener<>() {};
-  }
 }
