@@ -87,8 +87,11 @@ class GatewayAuthTest {
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
     audit = new LogRecords(AuditTrail.class);
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (health("warehouse.inventory.v1.InventoryService") != ServingStatus.SERVING && System.nanoTime() < giveUp) {
-      Thread.sleep(50);
+    // Both backends' channels, and so the whole gateway, serve once the health monitor has seen them.
+    for (String service : List.of("warehouse.inventory.v1.InventoryService", "warehouse.order.v1.OrderService", "")) {
+      while (health(service) != ServingStatus.SERVING && System.nanoTime() < giveUp) {
+        Thread.sleep(50);
+      }
     }
   }
 
