@@ -25,6 +25,8 @@ import java.util.Set;
  * @param rolesClaim   {@code AUTH_ROLES_CLAIM}: the claim that lists the caller's roles
  * @param clockSkew    {@code AUTH_CLOCK_SKEW_SECONDS}: tolerance on {@code exp} and {@code nbf}
  * @param jwksRefresh  {@code AUTH_JWKS_REFRESH_SECONDS}: how often the JWKS is read again (key rotation)
+ * @param tokenCacheSize {@code AUTH_TOKEN_CACHE_SIZE}: how many verified tokens are remembered until they
+ *     expire or the JWKS changes, so that a caller's next calls skip the signature check (0: none)
  */
 public record AuthConfig(
     AuthMode mode,
@@ -36,12 +38,16 @@ public record AuthConfig(
     Set<JWSAlgorithm> algorithms,
     String rolesClaim,
     Duration clockSkew,
-    Duration jwksRefresh) {
+    Duration jwksRefresh,
+    int tokenCacheSize) {
 
   public static final String DEFAULT_ALGORITHMS = "RS256,ES256";
   public static final String DEFAULT_ROLES_CLAIM = "roles";
   public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofSeconds(60);
   public static final Duration DEFAULT_JWKS_REFRESH = Duration.ofMinutes(5);
+  public static final int DEFAULT_TOKEN_CACHE_SIZE = VerifiedTokens.DEFAULT_CAPACITY;
+  /** A bound on the memory it may take: a million tokens of about 1 KB. */
+  static final int MAX_TOKEN_CACHE_SIZE = 1_000_000;
 
   /**
    * Signatures by a private key that the JWKS's public key checks. Never {@code none}, and never an HMAC:
@@ -54,7 +60,8 @@ public record AuthConfig(
 
   /** No authentication: what tests of other things, and the benchmark's forwarding measurements, run with. */
   public static final AuthConfig NONE = new AuthConfig(AuthMode.NONE, Optional.empty(), Optional.empty(),
-      Optional.empty(), "", "", Set.of(), DEFAULT_ROLES_CLAIM, DEFAULT_CLOCK_SKEW, DEFAULT_JWKS_REFRESH);
+      Optional.empty(), "", "", Set.of(), DEFAULT_ROLES_CLAIM, DEFAULT_CLOCK_SKEW, DEFAULT_JWKS_REFRESH,
+      DEFAULT_TOKEN_CACHE_SIZE);
 
   public AuthConfig {
     algorithms = Set.copyOf(algorithms);
@@ -79,6 +86,11 @@ public record AuthConfig(
     Duration skew = Duration.ofSeconds(reader.nonNegativeLong("AUTH_CLOCK_SKEW_SECONDS", DEFAULT_CLOCK_SKEW.getSeconds()));
     Duration refresh = Duration.ofSeconds(
         reader.positiveLong("AUTH_JWKS_REFRESH_SECONDS", DEFAULT_JWKS_REFRESH.getSeconds()));
+    long cacheSize = reader.nonNegativeLong("AUTH_TOKEN_CACHE_SIZE", DEFAULT_TOKEN_CACHE_SIZE);
+    if (cacheSize > MAX_TOKEN_CACHE_SIZE) {
+      reader.problem("AUTH_TOKEN_CACHE_SIZE must be at most " + MAX_TOKEN_CACHE_SIZE + ", got " + cacheSize);
+      cacheSize = DEFAULT_TOKEN_CACHE_SIZE;
+    }
     if (mode == AuthMode.JWT) {
       String off = " (or AUTH_MODE=none to run without authentication)";
       if (policy.isEmpty()) {
@@ -94,7 +106,8 @@ public record AuthConfig(
         reader.problem("AUTH_MODE=jwt needs AUTH_JWT_AUDIENCE" + off);
       }
     }
-    return new AuthConfig(mode, policy, jwksFile, jwksUrl, issuer, audience, algorithms, rolesClaim, skew, refresh);
+    return new AuthConfig(mode, policy, jwksFile, jwksUrl, issuer, audience, algorithms, rolesClaim, skew, refresh,
+        (int) cacheSize);
   }
 
   private static Optional<Path> path(EnvReader reader, String name) {

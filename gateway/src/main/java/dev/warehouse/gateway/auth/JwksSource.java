@@ -93,6 +93,11 @@ public final class JwksSource implements JWKSource<SecurityContext>, AutoCloseab
   }
 
   /** The key ids held now, for logs and tests. */
+  /** The key set in use: the same object until a refresh reads different keys. */
+  public JWKSet current() {
+    return keys.get();
+  }
+
   public List<String> keyIds() {
     return keys.get().getKeys().stream().map(key -> Objects.toString(key.getKeyID(), "-")).toList();
   }
@@ -116,8 +121,10 @@ public final class JwksSource implements JWKSource<SecurityContext>, AutoCloseab
     if (read.getKeys().isEmpty()) {
       return "no public key in it";
     }
-    JWKSet previous = keys.getAndSet(read);
+    JWKSet previous = keys.get();
+    // Replaced only when the keys changed: the set in use is what verified tokens are remembered against.
     if (previous == null || !previous.getKeys().equals(read.getKeys())) {
+      keys.set(read);
       log.info("event=jwks_loaded source=" + origin.describe() + " key_ids=" + String.join(",", keyIds()));
     }
     return null;

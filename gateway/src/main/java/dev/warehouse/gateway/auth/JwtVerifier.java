@@ -27,6 +27,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Checks a bearer token with Nimbus JOSE+JWT, and says who it names. The library checks everything:
@@ -44,7 +45,9 @@ import java.util.Set;
  *   <li>{@code TOKEN_ISSUER_REJECTED}, {@code TOKEN_AUDIENCE_REJECTED}, {@code TOKEN_CLAIMS_REJECTED}:
  *       the issuer, the audience, or a required claim missing
  * </ul>
- * The messages never repeat the token or a claim's value.
+ * The messages never repeat the token or a claim's value. A token that passed is remembered
+ * ({@link VerifiedTokens}) until it expires or the key set changes, so a caller's next calls skip the
+ * signature check.
  */
 public final class JwtVerifier {
 
@@ -55,11 +58,26 @@ public final class JwtVerifier {
   private final DefaultJWTProcessor<SecurityContext> processor = new DefaultJWTProcessor<>();
   private final Set<JWSAlgorithm> algorithms;
   private final String rolesClaim;
+  private final Duration clockSkew;
+  private final VerifiedTokens verified;
+  /** The key set in use now: a verified token is remembered only while it stays the same. */
+  private final Supplier<Object> keySet;
 
+  /** With a cache of {@value VerifiedTokens#DEFAULT_CAPACITY} verified tokens. */
   public JwtVerifier(JWKSource<SecurityContext> keys, Set<JWSAlgorithm> algorithms, String issuer, String audience,
       String rolesClaim, Duration clockSkew, Clock clock) {
+    this(keys, algorithms, issuer, audience, rolesClaim, clockSkew, clock, VerifiedTokens.DEFAULT_CAPACITY);
+  }
+
+  /** @param cachedTokens how many verified tokens to remember (0: verify every call's token) */
+  public JwtVerifier(JWKSource<SecurityContext> keys, Set<JWSAlgorithm> algorithms, String issuer, String audience,
+      String rolesClaim, Duration clockSkew, Clock clock, int cachedTokens) {
     this.algorithms = Set.copyOf(algorithms);
     this.rolesClaim = rolesClaim;
+    this.clockSkew = clockSkew;
+    this.verified = new VerifiedTokens(cachedTokens, clock);
+    // A refreshed JWKS is a new set only when its keys changed; a fixed source never changes.
+    this.keySet = keys instanceof JwksSource refreshed ? refreshed::current : () -> keys;
     processor.setJWSTypeVerifier(JwtVerifier::verifyType);
     processor.setJWSKeySelector(new JWSVerificationKeySelector<>(this.algorithms, keys));
     processor.setJWTClaimsSetVerifier(new ClaimsVerifier(issuer, audience, clockSkew, clock));
@@ -67,7 +85,7 @@ public final class JwtVerifier {
 
   public static JwtVerifier of(AuthConfig config, JWKSource<SecurityContext> keys, Clock clock) {
     return new JwtVerifier(keys, config.algorithms(), config.issuer(), config.audience(), config.rolesClaim(),
-        config.clockSkew(), clock);
+        config.clockSkew(), clock, config.tokenCacheSize());
   }
 
   /**
@@ -76,6 +94,11 @@ public final class JwtVerifier {
    * @throws UnauthenticatedException when the token is not accepted
    */
   public Caller verify(String token) {
+    Object keys = keySet.get();
+    Caller known = verified.get(token, keys);
+    if (known != null) {
+      return known;
+    }
     JWT jwt;
     try {
       jwt = JWTParser.parse(token);
@@ -107,7 +130,14 @@ public final class JwtVerifier {
     } catch (JOSEException e) {
       throw new UnauthenticatedException("TOKEN_SIGNATURE_INVALID", "the bearer token's signature could not be verified");
     }
-    return new Caller(claims.getSubject(), "jwt", roles(claims.getClaim(rolesClaim)));
+    Caller caller = new Caller(claims.getSubject(), "jwt", roles(claims.getClaim(rolesClaim)));
+    verified.put(token, caller, claims.getExpirationTime().toInstant().plus(clockSkew), keys);
+    return caller;
+  }
+
+  /** How many verified tokens are remembered now. */
+  int cachedTokens() {
+    return verified.size();
   }
 
   private UnauthenticatedException algorithmRejected() {

@@ -62,7 +62,7 @@ class ClientCertificateAuthTest {
     TestTokens.writeJwks(jwks, signingKey);
     AuthConfig config = new AuthConfig(AuthMode.JWT, Optional.of(GatewayAuthTest.DEV_POLICY), Optional.of(jwks),
         Optional.empty(), TestTokens.ISSUER, TestTokens.AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS, "roles",
-        AuthConfig.DEFAULT_CLOCK_SKEW, AuthConfig.DEFAULT_JWKS_REFRESH);
+        AuthConfig.DEFAULT_CLOCK_SKEW, AuthConfig.DEFAULT_JWKS_REFRESH, AuthConfig.DEFAULT_TOKEN_CACHE_SIZE);
     access = GatewayAccess.start(config, Clock.systemUTC(), GatewayProcess.servedServices(),
         List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")));
     TestPki.Issued serverCertificate = pki.server();

@@ -30,7 +30,7 @@ class GatewayAccessTest {
   private AuthConfig jwt(Path policy, Path jwks) {
     return new AuthConfig(AuthMode.JWT, Optional.of(policy), Optional.of(jwks), Optional.empty(), TestTokens.ISSUER,
         TestTokens.AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS, "roles", AuthConfig.DEFAULT_CLOCK_SKEW,
-        AuthConfig.DEFAULT_JWKS_REFRESH);
+        AuthConfig.DEFAULT_JWKS_REFRESH, AuthConfig.DEFAULT_TOKEN_CACHE_SIZE);
   }
 
   @Test

@@ -80,7 +80,7 @@ class GatewayAuthTest {
     backend = StandInBackend.start();
     AuthConfig auth = new AuthConfig(AuthMode.JWT, Optional.of(DEV_POLICY), Optional.of(jwks), Optional.empty(),
         TestTokens.ISSUER, TestTokens.AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS, AuthConfig.DEFAULT_ROLES_CLAIM,
-        AuthConfig.DEFAULT_CLOCK_SKEW, AuthConfig.DEFAULT_JWKS_REFRESH);
+        AuthConfig.DEFAULT_CLOCK_SKEW, AuthConfig.DEFAULT_JWKS_REFRESH, AuthConfig.DEFAULT_TOKEN_CACHE_SIZE);
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of(backend.address()), List.of(backend.address()),
         Duration.ofSeconds(5), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET, GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO,
         Duration.ofSeconds(1)).withAuth(auth));

@@ -56,7 +56,7 @@ class JwksRotationTest {
     TestTokens.writeJwks(jwks, old);
     AuthConfig auth = new AuthConfig(AuthMode.JWT, Optional.of(GatewayAuthTest.DEV_POLICY), Optional.of(jwks),
         Optional.empty(), TestTokens.ISSUER, TestTokens.AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS, "roles",
-        AuthConfig.DEFAULT_CLOCK_SKEW, Duration.ofMillis(200));
+        AuthConfig.DEFAULT_CLOCK_SKEW, Duration.ofMillis(200), AuthConfig.DEFAULT_TOKEN_CACHE_SIZE);
     try (StandInBackend backend = StandInBackend.start();
         GatewayProcess gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of(backend.address()),
             List.of(backend.address()), Duration.ofSeconds(5), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,

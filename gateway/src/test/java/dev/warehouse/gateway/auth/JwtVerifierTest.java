@@ -8,10 +8,17 @@ import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.jwk.ECKey;
 import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.KeySourceException;
+import com.nimbusds.jose.jwk.JWK;
+import com.nimbusds.jose.jwk.JWKSelector;
 import com.nimbusds.jose.jwk.source.ImmutableJWKSet;
+import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jwt.JWTClaimsSet;
 import dev.warehouse.runtime.error.UnauthenticatedException;
+import dev.warehouse.runtime.testing.TestClock;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,6 +26,7 @@ import java.time.ZoneOffset;
 import java.util.Date;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The token checks on a fixed clock: the skew's edges, the algorithm allow-list, and where roles come from. */
@@ -45,6 +53,80 @@ class JwtVerifierTest {
 
   private static JWTClaimsSet expiringAt(Instant exp) {
     return TestTokens.claims("alice", NOW, "debugger").expirationTime(Date.from(exp)).build();
+  }
+
+  /** A key source that counts how often the verifier asks it for keys: once per signature checked. */
+  private static final class CountingKeys implements JWKSource<SecurityContext> {
+    final ImmutableJWKSet<SecurityContext> keys = new ImmutableJWKSet<>(new JWKSet(List.of(EC.toPublicJWK())));
+    int asked;
+
+    @Override
+    public List<JWK> get(JWKSelector selector, SecurityContext context) throws KeySourceException {
+      asked++;
+      return keys.get(selector, context);
+    }
+  }
+
+  @Test
+  void aVerifiedToken_isRemembered_andItsSignatureNotCheckedAgain() {
+    CountingKeys keys = new CountingKeys();
+    JwtVerifier verifier = new JwtVerifier(keys, Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER, TestTokens.AUDIENCE,
+        "roles", Duration.ofSeconds(60), CLOCK, 10);
+    String token = TestTokens.sign(EC, TestTokens.claims("alice", NOW, "debugger").build());
+    assertThat(verifier.verify(token).identity()).isEqualTo("alice");
+    assertThat(verifier.verify(token).roles()).containsExactly("debugger");
+    assertThat(keys.asked).isEqualTo(1);
+    // A refused token is not remembered: each try is checked again.
+    String other = TestTokens.sign(TestTokens.ecKey("ec-1"), TestTokens.claims("mallory", NOW, "admin").build());
+    assertThat(reason(verifier, other)).isEqualTo("TOKEN_SIGNATURE_INVALID");
+    assertThat(reason(verifier, other)).isEqualTo("TOKEN_SIGNATURE_INVALID");
+    assertThat(keys.asked).isEqualTo(3);
+    assertThat(verifier.cachedTokens()).isEqualTo(1);
+  }
+
+  @Test
+  void withoutACache_everyCallChecksTheSignature() {
+    CountingKeys keys = new CountingKeys();
+    JwtVerifier verifier = new JwtVerifier(keys, Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER, TestTokens.AUDIENCE,
+        "roles", Duration.ofSeconds(60), CLOCK, 0);
+    String token = TestTokens.sign(EC, TestTokens.claims("alice", NOW, "debugger").build());
+    verifier.verify(token);
+    verifier.verify(token);
+    assertThat(keys.asked).isEqualTo(2);
+    assertThat(verifier.cachedTokens()).isZero();
+  }
+
+  @Test
+  void aRememberedToken_expiresAsTheVerifierWouldJudgeIt() {
+    TestClock clock = new TestClock(NOW);
+    JwtVerifier verifier = new JwtVerifier(new CountingKeys(), Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER,
+        TestTokens.AUDIENCE, "roles", Duration.ofSeconds(60), clock, 10);
+    String token = TestTokens.sign(EC, expiringAt(NOW.plusSeconds(300)));
+    assertThat(verifier.verify(token).identity()).isEqualTo("alice");
+    clock.advance(Duration.ofSeconds(359));
+    assertThat(verifier.verify(token).identity()).as("within exp plus the skew").isEqualTo("alice");
+    clock.advance(Duration.ofSeconds(2));
+    assertThat(reason(verifier, token)).isEqualTo("TOKEN_EXPIRED");
+  }
+
+  @Test
+  void aRememberedToken_isCheckedAgainOnceTheJwksChanges_andRefusedWhenItsKeyIsGone() throws Exception {
+    Path jwks = Files.createTempDirectory("verified-tokens-test").resolve("jwks.json");
+    ECKey next = TestTokens.ecKey("ec-2");
+    TestTokens.writeJwks(jwks, EC, next);
+    try (JwksSource source = JwksSource.ofFile(jwks, Duration.ofMillis(50))) {
+      JwtVerifier verifier = new JwtVerifier(source, Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER,
+          TestTokens.AUDIENCE, "roles", Duration.ofSeconds(60), CLOCK, 10);
+      String token = TestTokens.sign(EC, TestTokens.claims("alice", NOW, "debugger").build());
+      assertThat(verifier.verify(token).identity()).isEqualTo("alice");
+      Object before = source.current();
+      TestTokens.writeJwks(jwks, next);
+      long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (source.current() == before && System.nanoTime() < giveUp) {
+        Thread.sleep(20);
+      }
+      assertThat(reason(verifier, token)).isEqualTo("TOKEN_KEY_UNKNOWN");
+    }
   }
 
   @Test
