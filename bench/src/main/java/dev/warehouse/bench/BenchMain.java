@@ -5,6 +5,7 @@ import dev.warehouse.bench.report.Report;
 import dev.warehouse.bench.scenario.CostFlatness;
 import dev.warehouse.bench.scenario.LayerOverhead;
 import dev.warehouse.bench.scenario.ProxyComparison;
+import dev.warehouse.bench.scenario.SecurityCost;
 import dev.warehouse.bench.scenario.Settings;
 import dev.warehouse.bench.scenario.SustainedLoad;
 import dev.warehouse.bench.scenario.WriteShards;
@@ -29,7 +30,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * Runs every scenario against the system it starts itself, and writes the report:
- * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6] [--out docs/benchmarks.md]} (see
+ * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7] [--out docs/benchmarks.md]} (see
  * {@code bench.sh}); {@code --only 1s} runs only the stand-in half of scenario 1.
  * {@code java -jar bench.jar standin PORT} serves the stand-in backend of the proxy comparison.
  */
@@ -48,7 +49,7 @@ public final class BenchMain {
     }
     boolean quick = List.of(args).contains("--quick");
     int onlyAt = List.of(args).indexOf("--only");
-    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6");
+    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6", "7");
     int out = List.of(args).indexOf("--out");
     Path root = Path.of(System.getProperty("project.root", ".")).toAbsolutePath().normalize();
     Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
@@ -108,6 +109,10 @@ public final class BenchMain {
     if (only.contains("6")) {
       log("scenario 6 (write shards and hot keys)");
       WriteShards.run(root, settings, report);
+    }
+    if (only.contains("7")) {
+      log("scenario 7 (what security costs per call)");
+      SecurityCost.run(root, settings, report);
     }
 
     Duration took = Duration.between(started, Instant.now());

@@ -4,15 +4,10 @@ import static dev.warehouse.bench.report.Report.ms;
 import static dev.warehouse.bench.report.Report.num;
 
 import dev.warehouse.bench.data.DataSet;
-import dev.warehouse.bench.load.Call;
-import dev.warehouse.bench.load.ClosedLoop;
-import dev.warehouse.bench.load.KeyChooser;
-import dev.warehouse.bench.load.OpenLoop;
 import dev.warehouse.bench.report.Report;
 import dev.warehouse.bench.stack.MachineCpu;
 import dev.warehouse.bench.stack.Nginx;
 import dev.warehouse.bench.stack.Stack;
-import dev.warehouse.bench.stats.LatencyStats;
 import dev.warehouse.bench.stats.Summary;
 import dev.warehouse.bench.target.DynamoTarget;
 import dev.warehouse.bench.target.GrpcTarget;
@@ -20,11 +15,9 @@ import dev.warehouse.bench.target.Target;
 import dev.warehouse.bench.target.Target.Op;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
@@ -39,17 +32,15 @@ public final class LayerOverhead {
 
   private static final List<Op> OPS = List.of(Op.A1, Op.A2, Op.A3, Op.A4, Op.A5, Op.A6, Op.PLACE_ORDER);
   private static final String TITLE = "1. Layer overhead";
-  private static final int MAX_WARM_UP_ROUNDS = 6;
-  private static final int CLOSED_LOOP_CALLERS = 4;
-
+  
   private LayerOverhead() {}
 
   /** The layers over moto: how much of each request's time the emulator takes. */
   public static void onEmulator(Stack stack, DataSet data, DynamoDbAsyncClient dynamo, Settings settings, Report report)
       throws Exception {
-    Rounds runs;
+    SideBySide.Rounds runs;
     try (Layers layers = new Layers(stack, data, dynamo, null)) {
-      runs = measure(layers, settings.layerRate(), 1, settings.warmup(), settings.layerMeasure());
+      runs = SideBySide.measure(layers.targets, OPS, settings.layerRate(), 1, settings.warmup(), settings.layerMeasure());
     }
     Table table = table(runs);
     report.heading(TITLE)
@@ -83,14 +74,15 @@ public final class LayerOverhead {
       Report report) throws Exception {
     Duration warmup = settings.standInMeasure().dividedBy(6);
     List<Double> warmUpRounds;
-    Rounds runs;
+    SideBySide.Rounds runs;
     double busy;
     Map<String, Double> cpuSeconds;
     try (Layers layers = new Layers(stack, data, dynamo, nginx)) {
-      warmUpRounds = warmUp(layers, settings);
+      warmUpRounds = SideBySide.warmUp(layers.targets, OPS, settings.standInRate(), settings.standInMeasure());
       MachineCpu before = MachineCpu.read();
       Map<String, Double> cpuBefore = processCpuSeconds(stack, nginx);
-      runs = measure(layers, settings.standInRate(), settings.standInRounds(), warmup, settings.standInMeasure());
+      runs = SideBySide.measure(layers.targets, OPS, settings.standInRate(), settings.standInRounds(), warmup,
+          settings.standInMeasure());
       busy = MachineCpu.read().busySince(before);
       cpuSeconds = processCpuSeconds(stack, nginx);
       cpuSeconds.replaceAll((process, seconds) -> seconds - cpuBefore.get(process));
@@ -110,9 +102,9 @@ public final class LayerOverhead {
             + " rounds. " + nginx.version + " (`grpc_pass` to the same two services, routed by service as the "
             + "gateway routes, one worker per core, upstream keepalive) is a fourth layer beside the gateway: a peer "
             + "proxy's hop under the same load, on the same machine. Before them, uncounted: every operation through every layer in a closed loop of "
-            + CLOSED_LOOP_CALLERS + " callers for " + settings.standInMeasure().toMillis() + " ms, then rounds at "
+            + SideBySide.CLOSED_LOOP_CALLERS + " callers for " + settings.standInMeasure().toMillis() + " ms, then rounds at "
             + "the measured rate until the JVMs stop getting faster (two rounds in a row agree on the sum of "
-            + "their p50s within 10 %, at most " + MAX_WARM_UP_ROUNDS + " rounds): " + warmUpRounds.size() + " rounds here, sums "
+            + "their p50s within 10 %, at most " + SideBySide.MAX_WARM_UP_ROUNDS + " rounds): " + warmUpRounds.size() + " rounds here, sums "
             + warmUpRounds.stream().map(Report::ms).toList() + " ms. Four JVMs compiling on 2 cores warm up "
             + "slowly: after one uncounted round at the measured rate, the first counted rounds were still up to "
             + "30 times slower than the last.")
@@ -167,94 +159,6 @@ public final class LayerOverhead {
     seconds.put("nginx", nginx.cpuSeconds());
     seconds.put("services", stack.inventory.cpuSeconds() + stack.orders.cpuSeconds());
     return seconds;
-  }
-
-  /**
-   * Warms the JVMs up, uncounted. First every operation through every layer in a closed loop: cold, the
-   * JVMs could not keep up with the fixed rate, and the queue an open loop builds then took rounds
-   * to drain (a first round summed 30 s of p50s). Then rounds at the measured rate until two in a row
-   * agree, within 10 %, on the sum of their p50s (at most {@code MAX_WARM_UP_ROUNDS}). Returns each of
-   * those rounds' sums, in ms.
-   */
-  private static List<Double> warmUp(Layers layers, Settings settings) throws Exception {
-    KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
-    for (Op op : OPS) {
-      for (String layer : layers.targets.keySet()) {
-        ClosedLoop.run("warm-up", layers.targets.get(layer).call(op, i -> keys.next()), CLOSED_LOOP_CALLERS,
-            Duration.ZERO, settings.standInMeasure());
-      }
-    }
-    List<Double> sums = new ArrayList<>();
-    Duration measure = settings.standInMeasure().dividedBy(2);
-    while (sums.size() < MAX_WARM_UP_ROUNDS) {
-      double sum = measure(layers, settings.standInRate(), 1, Duration.ZERO, measure).summaries.values().stream()
-          .flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream).mapToDouble(Summary::p50).sum();
-      sums.add(sum);
-      // Steady once two rounds in a row agree within 10 %: a single slow round (the machine's, not the
-      // JVMs') must not end the warm-up, as "slower than the best" did.
-      if (sums.size() >= 2 && Math.abs(sum - sums.get(sums.size() - 2)) <= 0.1 * Math.min(sum, sums.get(sums.size() - 2))) {
-        break;
-      }
-    }
-    return sums;
-  }
-
-  /**
-   * {@code rounds} rounds of every operation, the layers side by side in one schedule
-   * ({@link OpenLoop#interleaved}) at {@code ratePerLayer} each: one after the other, a slow stretch
-   * of the machine or a GC pause in the load generator fell on whichever layer ran then, and the
-   * difference between two layers' p99 was mostly that.
-   */
-  private static Rounds measure(Layers layers, double ratePerLayer, int rounds, Duration warmup, Duration measure)
-      throws Exception {
-    Rounds runs = new Rounds();
-    KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 1);
-    List<String> layerNames = List.copyOf(layers.targets.keySet());
-    for (int round = 0; round < rounds; round++) {
-      Map<String, Histogram> roundPool = new LinkedHashMap<>();
-      runs.byRound.add(roundPool);
-      // Each round starts at the next operation: the first after a switch of service ran slower (a
-      // service idle for a while), and rotating puts that on every operation once.
-      for (int k = 0; k < OPS.size(); k++) {
-        Op op = OPS.get((round + k) % OPS.size());
-        List<Call> calls = layerNames.stream().map(layer -> layers.targets.get(layer).call(op, i -> keys.next())
-            .countedBy(runs.started.computeIfAbsent(layer, x -> new LongAdder()))).toList();
-        List<String> names = layerNames.stream().map(layer -> op + " via " + layer).toList();
-        List<Histogram> latencies = layerNames.stream().map(layer -> LatencyStats.histogram()).toList();
-        List<Summary> summaries = OpenLoop.interleaved(names, calls, ratePerLayer * layerNames.size(), warmup, measure,
-            latencies);
-        for (int l = 0; l < layerNames.size(); l++) {
-          String layer = layerNames.get(l);
-          runs.summaries.computeIfAbsent(op, o -> new LinkedHashMap<>()).computeIfAbsent(layer, x -> new ArrayList<>())
-              .add(summaries.get(l));
-          for (Map<String, Histogram> pool : List.of(runs.byOp.computeIfAbsent(op, o -> new LinkedHashMap<>()), roundPool,
-              runs.all)) {
-            pool.computeIfAbsent(layer, x -> LatencyStats.histogram()).add(latencies.get(l));
-          }
-        }
-      }
-    }
-    return runs;
-  }
-
-  /**
-   * What {@link #measure} measured: each round's summary by operation and layer, for the medians of
-   * rounds, and each layer's latencies pooled: by operation over the rounds, by round over the
-   * operations, and over everything. A p99 of one round's 500 calls is its fifth slowest call, and
-   * moved by milliseconds from round to round; pooled, it rests on thousands.
-   */
-  private static final class Rounds {
-    final Map<Op, Map<String, List<Summary>>> summaries = new LinkedHashMap<>();
-    final Map<Op, Map<String, Histogram>> byOp = new LinkedHashMap<>();
-    final List<Map<String, Histogram>> byRound = new ArrayList<>();
-    final Map<String, Histogram> all = new LinkedHashMap<>();
-    /** Requests started to each layer, warm-up included. */
-    final Map<String, LongAdder> started = new LinkedHashMap<>();
-
-    /** Requests started to these layers together. */
-    long requests(String... layers) {
-      return Arrays.stream(layers).mapToLong(layer -> started.get(layer).sum()).sum();
-    }
   }
 
   /**
@@ -318,7 +222,7 @@ public final class LayerOverhead {
    * a row over every operation's calls; where nginx was measured, its layer and what it adds over the
    * service too.
    */
-  private static Table table(Rounds runs) {
+  private static Table table(SideBySide.Rounds runs) {
     boolean nginx = runs.all.containsKey("nginx");
     Table t = new Table();
     Map<String, Hop> hops = new LinkedHashMap<>(Map.of("gateway", t.gateway));
@@ -338,7 +242,7 @@ public final class LayerOverhead {
       Map<String, List<Summary>> byLayer = runs.summaries.get(op);
       Map<String, Double> p50 = new LinkedHashMap<>();
       byLayer.forEach((layer, rounds) -> p50.put(layer, Medians.of(rounds, Summary::p50)));
-      Map<String, Double> p99 = percentile(runs.byOp.get(op), 99);
+      Map<String, Double> p99 = SideBySide.percentile(runs.byOp.get(op), 99);
       long errors = byLayer.values().stream().flatMap(List::stream).mapToLong(Summary::errorCount).sum();
       t.worstServiceP50 = Math.max(t.worstServiceP50, p50.get("service") - p50.get("dynamodb"));
       hops.forEach((proxy, hop) -> {
@@ -356,14 +260,14 @@ public final class LayerOverhead {
       json.put("p99_pooled_ms", p99);
       t.json.add(json);
     }
-    Map<String, Double> allP50 = percentile(runs.all, 50);
-    Map<String, Double> allP99 = percentile(runs.all, 99);
+    Map<String, Double> allP50 = SideBySide.percentile(runs.all, 50);
+    Map<String, Double> allP99 = SideBySide.percentile(runs.all, 99);
     long errors = runs.summaries.values().stream().flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream)
         .mapToLong(Summary::errorCount).sum();
     t.rows.add(row("**All operations**", allP50, allP99, nginx, errors));
     hops.forEach((proxy, hop) -> hop.allP99 = allP99.get(proxy) - allP99.get("service"));
     for (Map<String, Histogram> round : runs.byRound) {
-      Map<String, Double> roundP99 = percentile(round, 99);
+      Map<String, Double> roundP99 = SideBySide.percentile(round, 99);
       hops.forEach((proxy, hop) -> hop.roundP99.add(roundP99.get(proxy) - roundP99.get("service")));
     }
     Map<String, Object> all = new LinkedHashMap<>();
@@ -380,13 +284,6 @@ public final class LayerOverhead {
   private static String range(List<Double> values) {
     return ms(values.stream().min(Double::compare).orElse(Double.NaN)) + "–"
         + ms(values.stream().max(Double::compare).orElse(Double.NaN));
-  }
-
-  /** Each layer's {@code percentile}, in ms. */
-  private static Map<String, Double> percentile(Map<String, Histogram> byLayer, double percentile) {
-    Map<String, Double> values = new LinkedHashMap<>();
-    byLayer.forEach((layer, latencies) -> values.put(layer, Summary.percentile(latencies, percentile)));
-    return values;
   }
 
   private static List<String> row(String name, Map<String, Double> p50, Map<String, Double> p99, boolean nginx, long errors) {

@@ -1,6 +1,8 @@
 package dev.warehouse.bench.stack;
 
 import dev.warehouse.runtime.server.HealthProbe;
+import io.grpc.ChannelCredentials;
+import io.grpc.InsecureChannelCredentials;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.OutputStream;
@@ -44,6 +46,11 @@ public final class Proc implements AutoCloseable {
 
   /** Waits until the process's gRPC health says SERVING; returns milliseconds since launch. */
   public long awaitServing(long timeoutMs) throws InterruptedException {
+    return awaitServing(timeoutMs, InsecureChannelCredentials.create());
+  }
+
+  /** The same, asking over a channel with {@code credentials}: a port that serves TLS. */
+  public long awaitServing(long timeoutMs, ChannelCredentials credentials) throws InterruptedException {
     long giveUp = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
     PrintStream quiet = System.out;
     while (System.nanoTime() < giveUp) {
@@ -53,7 +60,7 @@ public final class Proc implements AutoCloseable {
       System.setOut(new PrintStream(OutputStream.nullOutputStream()));
       int status;
       try {
-        status = HealthProbe.check(grpcPort, "");
+        status = HealthProbe.check(grpcPort, "", credentials);
       } finally {
         System.setOut(quiet);
       }

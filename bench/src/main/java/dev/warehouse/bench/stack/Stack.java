@@ -113,12 +113,17 @@ public final class Stack implements AutoCloseable {
 
   /** A JVM of the project: {@code java -Xmx256m -jar MODULE/target/MODULE.jar} on free ports. */
   public static Proc java(Path root, Path logs, String module, Map<String, String> env) throws IOException {
+    return java(root, logs, module, module, env);
+  }
+
+  /** The same, named {@code name} (its log: {@code logs/NAME.log}): for a second JVM of one module. */
+  public static Proc java(Path root, Path logs, String module, String name, Map<String, String> env) throws IOException {
     int grpc = Proc.freePort();
     int metrics = Proc.freePort();
     Map<String, String> all = new LinkedHashMap<>(env);
     all.put("GRPC_PORT", Integer.toString(grpc));
     all.put("METRICS_PORT", Integer.toString(metrics));
-    return Proc.start(module, List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+    return Proc.start(name, List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
         "-jar", root.resolve(module).resolve("target").resolve(module + ".jar").toString()), all, logs, grpc, metrics);
   }
 

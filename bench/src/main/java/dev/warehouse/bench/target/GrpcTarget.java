@@ -21,6 +21,9 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
+import io.grpc.ChannelCredentials;
+import io.grpc.ClientInterceptor;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -29,6 +32,7 @@ import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import io.grpc.stub.StreamObserver;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -50,15 +54,21 @@ public final class GrpcTarget implements Target, AutoCloseable {
   private final DataSet data;
   private final AtomicLong statusChanges = new AtomicLong();
 
-  /** {@code inventoryAddress} and {@code orderAddress} may be the same (the gateway). */
+  /** {@code inventoryAddress} and {@code orderAddress} may be the same (the gateway). Plaintext. */
   public GrpcTarget(String name, String inventoryAddress, String orderAddress, DataSet data) {
+    this(name, inventoryAddress, orderAddress, data, InsecureChannelCredentials.create(), List.of());
+  }
+
+  /** Over channels with {@code credentials} (TLS), each call passing through {@code interceptors} (a bearer token). */
+  public GrpcTarget(String name, String inventoryAddress, String orderAddress, DataSet data,
+      ChannelCredentials credentials, List<ClientInterceptor> interceptors) {
     this.name = name;
     this.data = data;
     this.loop = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("bench-" + name, true), NioIoHandler.newFactory());
-    this.inventoryChannel = channel(inventoryAddress);
-    this.orderChannel = orderAddress.equals(inventoryAddress) ? inventoryChannel : channel(orderAddress);
-    this.inventory = InventoryServiceGrpc.newStub(inventoryChannel);
-    this.orders = OrderServiceGrpc.newStub(orderChannel);
+    this.inventoryChannel = channel(inventoryAddress, credentials);
+    this.orderChannel = orderAddress.equals(inventoryAddress) ? inventoryChannel : channel(orderAddress, credentials);
+    this.inventory = InventoryServiceGrpc.newStub(inventoryChannel).withInterceptors(interceptors.toArray(ClientInterceptor[]::new));
+    this.orders = OrderServiceGrpc.newStub(orderChannel).withInterceptors(interceptors.toArray(ClientInterceptor[]::new));
   }
 
   /**
@@ -68,8 +78,8 @@ public final class GrpcTarget implements Target, AutoCloseable {
    * calls' deadline timers are set too: in the shared default group they landed on another loop,
    * waking it for every call.
    */
-  private ManagedChannel channel(String address) {
-    return NettyChannelBuilder.forTarget(address).usePlaintext()
+  private ManagedChannel channel(String address, ChannelCredentials credentials) {
+    return NettyChannelBuilder.forTarget(address, credentials)
         .eventLoopGroup(loop).channelType(NioSocketChannel.class).directExecutor().build();
   }
 
