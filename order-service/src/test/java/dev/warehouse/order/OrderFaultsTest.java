@@ -193,7 +193,10 @@ class OrderFaultsTest {
     CallBounds.assertNoWorkPast(orders.recorder, started, Duration.ofMillis(1200));
   }
 
-  /** The README's bound of one user call: each DynamoDB operation is tried at most MAX_ATTEMPTS times. */
+  /**
+   * The bound of one user call (docs/data-access.md, docs/gateway.md): each DynamoDB operation is tried
+   * at most MAX_ATTEMPTS times.
+   */
   @Test
   void persistentServerErrors_onReads_makeAtMostTheBoundedAttempts() {
     String orderId = place(order(id("C"), id("O"), "2026-07-26").build()).getOrderId();
