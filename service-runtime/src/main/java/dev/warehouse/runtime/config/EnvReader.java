@@ -201,6 +201,30 @@ public final class EnvReader {
     return Optional.empty();
   }
 
+  /** Comma-separated {@link #aesKey}s; empty when unset. */
+  public List<byte[]> aesKeys(String name) {
+    String value = string(name, "");
+    List<byte[]> keys = new ArrayList<>();
+    int index = 0;
+    for (String part : value.split(",")) {
+      index++;
+      if (part.isBlank()) {
+        continue;
+      }
+      try {
+        byte[] key = Base64.getDecoder().decode(part.trim());
+        if (key.length == 16 || key.length == 32) {
+          keys.add(key);
+          continue;
+        }
+      } catch (IllegalArgumentException ignored) {
+        // reported below, without echoing the value: it is a secret
+      }
+      problems.add(name + " must be comma-separated base64 of 16- or 32-byte keys; entry " + index + " is not");
+    }
+    return List.copyOf(keys);
+  }
+
   private long number(String name, long fallback) {
     String value = string(name, Long.toString(fallback));
     try {

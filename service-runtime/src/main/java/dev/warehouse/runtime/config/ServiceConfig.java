@@ -32,6 +32,8 @@ import java.util.Optional;
  *                         (default) is every interface
  * @param metricsBindAddress the address the metrics endpoint listens on ({@code METRICS_BIND_ADDRESS}), likewise
  * @param tls              how the gRPC port is secured and whom it admits ({@code GRPC_TLS_MODE}, {@code TLS_*})
+ * @param acceptedPageTokenKeys other AES keys whose page tokens are still opened, never used to seal
+ *                         ({@code PAGE_TOKEN_ACCEPTED_KEYS}, comma-separated base64): a rotation's other key
  */
 public record ServiceConfig(
     String serviceName,
@@ -49,7 +51,8 @@ public record ServiceConfig(
     double hotKeyLogShare,
     String grpcBindAddress,
     String metricsBindAddress,
-    TlsConfig tls) {
+    TlsConfig tls,
+    List<byte[]> acceptedPageTokenKeys) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
@@ -72,14 +75,14 @@ public record ServiceConfig(
       int dynamoIoThreads, Duration shutdownDrain, Duration shutdownGrace, double hotKeyLogShare) {
     this(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable, pageTokenKey,
         dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, ALL_INTERFACES,
-        ALL_INTERFACES, TlsConfig.PLAINTEXT);
+        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of());
   }
 
   /** The same service with other TLS settings. */
   public ServiceConfig withTls(TlsConfig tls) {
     return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls);
+        metricsBindAddress, tls, acceptedPageTokenKeys);
   }
 
   /** Where to listen: {@code 0.0.0.0} is the wildcard address (IPv4 and IPv6), anything else that address. */
@@ -108,7 +111,7 @@ public record ServiceConfig(
   }
 
   private static ServiceConfig read(String serviceName, int defaultGrpcPort, int defaultMetricsPort, EnvReader reader) {
-    return new ServiceConfig(
+    ServiceConfig config = new ServiceConfig(
         serviceName,
         reader.port("GRPC_PORT", defaultGrpcPort),
         reader.port("METRICS_PORT", defaultMetricsPort),
@@ -124,7 +127,12 @@ public record ServiceConfig(
         reader.fraction("HOT_KEY_LOG_SHARE", DEFAULT_HOT_KEY_LOG_SHARE),
         reader.bindAddress("GRPC_BIND_ADDRESS", ALL_INTERFACES),
         reader.bindAddress("METRICS_BIND_ADDRESS", ALL_INTERFACES),
-        TlsConfig.read(reader));
+        TlsConfig.read(reader),
+        reader.aesKeys("PAGE_TOKEN_ACCEPTED_KEYS"));
+    if (config.pageTokenKey.isEmpty() && !config.acceptedPageTokenKeys.isEmpty()) {
+      reader.problem("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY: a random key would seal tokens no other instance opens");
+    }
+    return config;
   }
 
   /** One line for the start-up log: every setting, no secrets. */
@@ -137,6 +145,7 @@ public record ServiceConfig(
         + " table=" + tableName
         + " table_auto_create=" + createTable
         + " page_token_key=" + (pageTokenKey.isPresent() ? "configured" : "random-per-process")
+        + " page_token_accepted_keys=" + acceptedPageTokenKeys.size()
         + " dynamodb_call_timeout_ms=" + dynamoCallTimeout.toMillis()
         + " dynamodb_io_threads=" + dynamoIoThreads
         + " shutdown_drain_ms=" + shutdownDrain.toMillis()

@@ -11,9 +11,12 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.SecretKey;
 import javax.crypto.spec.GCMParameterSpec;
@@ -26,7 +29,9 @@ import javax.crypto.spec.SecretKeySpec;
  * partition, plus any filter) as associated data. A token edited by hand, forged, or produced for
  * another scope (another product's partition, say) fails authentication and is refused as
  * INVALID_ARGUMENT, so a token can never steer a read into data the request did not ask for.
- * Instances that share a key (config {@code PAGE_TOKEN_KEY}) accept each other's tokens.
+ * Instances that share a key (config {@code PAGE_TOKEN_KEY}) accept each other's tokens; keys listed in
+ * {@code PAGE_TOKEN_ACCEPTED_KEYS} open tokens too but never seal one, which lets the key rotate without
+ * breaking a listing in progress (docs/operations.md).
  */
 public final class PageTokenCodec {
 
@@ -37,12 +42,29 @@ public final class PageTokenCodec {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private final SecretKey key;
+  /** The key tokens are sealed with, then the keys whose tokens are still opened. */
+  private final List<SecretKey> opening;
 
   public PageTokenCodec(byte[] key) {
+    this(key, List.of());
+  }
+
+  /**
+   * Seals with {@code key}, and opens tokens sealed with it or with one of {@code accepted}: during a
+   * rotation every instance opens both keys' tokens, so no listing in progress breaks.
+   */
+  public PageTokenCodec(byte[] key, List<byte[]> accepted) {
+    this.key = aes(key);
+    List<SecretKey> keys = new ArrayList<>(List.of(this.key));
+    accepted.forEach(other -> keys.add(aes(other)));
+    this.opening = List.copyOf(keys);
+  }
+
+  private static SecretKey aes(byte[] key) {
     if (key.length != 16 && key.length != 32) {
       throw new IllegalArgumentException("page token key must be 16 or 32 bytes");
     }
-    this.key = new SecretKeySpec(key.clone(), "AES");
+    return new SecretKeySpec(key.clone(), "AES");
   }
 
   /** A codec with a fresh random key: its tokens are valid only in this process. */
@@ -82,15 +104,27 @@ public final class PageTokenCodec {
       if (raw.length < 1 + NONCE_BYTES + TAG_BITS / 8 || raw[0] != VERSION) {
         throw invalid();
       }
-      Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
-      cipher.init(Cipher.DECRYPT_MODE, key, new GCMParameterSpec(TAG_BITS, raw, 1, NONCE_BYTES));
-      cipher.updateAAD(scope.getBytes(StandardCharsets.UTF_8));
-      byte[] plain = cipher.doFinal(raw, 1 + NONCE_BYTES, raw.length - 1 - NONCE_BYTES);
-      return deserialize(plain);
+      return deserialize(open(scope, raw));
     } catch (GeneralSecurityException | IllegalArgumentException | IOException e) {
       // Authentication failure, bad base64 or bad layout: all are "not a token we issued".
       throw invalid();
     }
+  }
+
+  /** The plaintext, from the first key whose authentication tag matches. */
+  private byte[] open(String scope, byte[] raw) throws GeneralSecurityException {
+    GeneralSecurityException last = null;
+    for (SecretKey candidate : opening) {
+      try {
+        Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+        cipher.init(Cipher.DECRYPT_MODE, candidate, new GCMParameterSpec(TAG_BITS, raw, 1, NONCE_BYTES));
+        cipher.updateAAD(scope.getBytes(StandardCharsets.UTF_8));
+        return cipher.doFinal(raw, 1 + NONCE_BYTES, raw.length - 1 - NONCE_BYTES);
+      } catch (AEADBadTagException e) {
+        last = e;
+      }
+    }
+    throw last;
   }
 
   private static InvalidArgumentException invalid() {

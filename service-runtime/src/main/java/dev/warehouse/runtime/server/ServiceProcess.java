@@ -76,7 +76,8 @@ public final class ServiceProcess implements AutoCloseable {
     if (config.createTable()) {
       TableSetup.ensureTable(dynamo, config.tableName(), Duration.ofMinutes(2));
     }
-    PageTokenCodec pageTokens = config.pageTokenKey().map(PageTokenCodec::new).orElseGet(() -> {
+    PageTokenCodec pageTokens = config.pageTokenKey()
+        .map(key -> new PageTokenCodec(key, config.acceptedPageTokenKeys())).orElseGet(() -> {
       log.warning("event=page_token_key_random detail=\"set PAGE_TOKEN_KEY so instances accept each other's page tokens\"");
       return PageTokenCodec.withRandomKey();
     });

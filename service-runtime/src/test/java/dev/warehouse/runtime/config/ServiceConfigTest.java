@@ -105,6 +105,22 @@ class ServiceConfigTest {
   }
 
   @Test
+  void acceptedPageTokenKeys_areCommaSeparatedKeys_needASealingKey_andAreNeverEchoed() {
+    String k16 = "MDEyMzQ1Njc4OWFiY2RlZg==";
+    String k32 = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
+    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2,
+        Map.of("PAGE_TOKEN_KEY", k32, "PAGE_TOKEN_ACCEPTED_KEYS", k16 + ", " + k32));
+    assertThat(c.acceptedPageTokenKeys()).extracting(k -> k.length).containsExactly(16, 32);
+    assertThat(c.describe()).contains("page_token_accepted_keys=2").doesNotContain("MDEy");
+    assertThat(ServiceConfig.fromEnvironment("s", 1, 2, Map.of()).acceptedPageTokenKeys()).isEmpty();
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2,
+        Map.of("PAGE_TOKEN_KEY", k32, "PAGE_TOKEN_ACCEPTED_KEYS", k16 + ",c2hvcnQ=")))
+        .hasMessageContaining("PAGE_TOKEN_ACCEPTED_KEYS").hasMessageContaining("entry 2").hasMessageNotContaining("c2hvcnQ");
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("PAGE_TOKEN_ACCEPTED_KEYS", k16)))
+        .hasMessageContaining("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY");
+  }
+
+  @Test
   void hotKeyLogShare_isAboveZeroAndAtMostOne() {
     assertThat(ServiceConfig.fromEnvironment("s", 1, 2, Map.of("HOT_KEY_LOG_SHARE", "1")).hotKeyLogShare()).isEqualTo(1.0);
     for (String bad : new String[] {"0", "-0.1", "1.5", "half", "NaN"}) {
