@@ -32,6 +32,8 @@ import java.util.Optional;
  *                         (default) is every interface
  * @param metricsBindAddress the address the metrics endpoint listens on ({@code METRICS_BIND_ADDRESS}), likewise
  * @param tls              how the gRPC port is secured and whom it admits ({@code GRPC_TLS_MODE}, {@code TLS_*})
+ * @param auditPushgateway the Prometheus Pushgateway a consistency audit pushes its outcome to
+ *                         ({@code AUDIT_PUSHGATEWAY_URL}, e.g. {@code http://pushgateway:9091}); empty pushes nothing
  */
 public record ServiceConfig(
     String serviceName,
@@ -49,7 +51,8 @@ public record ServiceConfig(
     double hotKeyLogShare,
     String grpcBindAddress,
     String metricsBindAddress,
-    TlsConfig tls) {
+    TlsConfig tls,
+    Optional<URI> auditPushgateway) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
@@ -72,14 +75,21 @@ public record ServiceConfig(
       int dynamoIoThreads, Duration shutdownDrain, Duration shutdownGrace, double hotKeyLogShare) {
     this(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable, pageTokenKey,
         dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, ALL_INTERFACES,
-        ALL_INTERFACES, TlsConfig.PLAINTEXT);
+        ALL_INTERFACES, TlsConfig.PLAINTEXT, Optional.empty());
   }
 
   /** The same service with other TLS settings. */
   public ServiceConfig withTls(TlsConfig tls) {
     return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls);
+        metricsBindAddress, tls, auditPushgateway);
+  }
+
+  /** The same service, whose audit pushes its outcome to the Pushgateway at {@code pushgateway}. */
+  public ServiceConfig withAuditPushgateway(URI pushgateway) {
+    return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
+        pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
+        metricsBindAddress, tls, Optional.of(pushgateway));
   }
 
   /** Where to listen: {@code 0.0.0.0} is the wildcard address (IPv4 and IPv6), anything else that address. */
@@ -124,7 +134,8 @@ public record ServiceConfig(
         reader.fraction("HOT_KEY_LOG_SHARE", DEFAULT_HOT_KEY_LOG_SHARE),
         reader.bindAddress("GRPC_BIND_ADDRESS", ALL_INTERFACES),
         reader.bindAddress("METRICS_BIND_ADDRESS", ALL_INTERFACES),
-        TlsConfig.read(reader));
+        TlsConfig.read(reader),
+        reader.uri("AUDIT_PUSHGATEWAY_URL"));
   }
 
   /** One line for the start-up log: every setting, no secrets. */
@@ -144,6 +155,7 @@ public record ServiceConfig(
         + " hot_key_log_share=" + hotKeyLogShare
         + " grpc_bind_address=" + grpcBindAddress
         + " metrics_bind_address=" + metricsBindAddress
-        + " " + tls.describe();
+        + " " + tls.describe()
+        + " audit_pushgateway=" + auditPushgateway.map(URI::toString).orElse("none");
   }
 }
