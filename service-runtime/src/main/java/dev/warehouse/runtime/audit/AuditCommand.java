@@ -88,6 +88,7 @@ public final class AuditCommand {
     try (DynamoDbAsyncClient dynamo = DynamoClients.create(config, List.of())) {
       report = audit.audit(new PacedScan(dynamo, config.tableName(), name, options));
     } catch (RuntimeException e) {
+      report = null; // a failure while closing the client, after the audit returned, still leaves no verdict
       out.println("audit table=" + config.tableName() + " could not finish: " + whyUnfinished(e, config));
     }
     if (report == null) {
