@@ -75,7 +75,8 @@ class ComposeFileTest {
   @Test
   void startsEveryPartOfTheSystem() {
     assertThat(services).containsOnlyKeys(
-        "certs", "dev-tokens", "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "grafana");
+        "certs", "dev-tokens", "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "pushgateway",
+        "grafana");
     services.forEach((name, service) -> {
       Object image = service.get("image");
       assertThat(image).as(name + " image").isNotNull();
@@ -299,6 +300,10 @@ class ComposeFileTest {
         "./deploy/prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro");
     // Relative rule files resolve beside the config: /etc/prometheus/alerts.yml in the container.
     assertThat(config).contains("rule_files:\n  - alerts.yml\n");
+    // The audits' pushes keep their own job and audit labels.
+    assertThat(config).contains("  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n"
+        + "      - targets: [\"pushgateway:9091\"]\n");
+    assertThat(list("pushgateway", "ports")).containsExactly("127.0.0.1:9094:9091");
   }
 
   @Test

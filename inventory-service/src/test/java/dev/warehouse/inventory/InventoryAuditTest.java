@@ -10,6 +10,7 @@ import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.testing.AuditChecks;
 import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.TestServices;
@@ -28,14 +29,25 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * The low-stock marker audit finds stray and missing markers, and says so in its exit status: 0 clean,
- * 1 problems found, 2 bad arguments, 3 could not finish. Data is written through the service's RPCs;
+ * 1 problems found, 2 bad arguments, 3 could not finish, and pushes that outcome to a Pushgateway when
+ * one is configured (a Pushgateway that is down changes nothing). Data is written through the service's RPCs;
  * the broken pairs are planted behind its back with a plain client.
  */
 class InventoryAuditTest {
 
+  private static final String[] ARGS = {"--segments", "3", "--pages-per-second", "500"};
+
   private static AuditChecks.Run audit(String table) {
-    return AuditChecks.run(InventoryAudit.command(LowStockShards.DECLARED), AuditChecks.config(table, MotoServer.endpoint(), Duration.ofSeconds(10)),
-        "--segments", "3", "--pages-per-second", "500");
+    return AuditChecks.run(InventoryAudit.command(LowStockShards.DECLARED), config(table), ARGS);
+  }
+
+  /** Runs the audit, checking the outcome it pushes to a Pushgateway (AuditChecks#runPushing). */
+  private static AuditChecks.Run auditPushing(String table) {
+    return AuditChecks.runPushing(InventoryAudit.command(LowStockShards.DECLARED), config(table), "low_stock", ARGS);
+  }
+
+  private static ServiceConfig config(String table) {
+    return AuditChecks.config(table, MotoServer.endpoint(), Duration.ofSeconds(10));
   }
 
   private static ProductInventory put(InventoryFixture inventory, String product, String warehouse, long quantity,
@@ -68,7 +80,7 @@ class InventoryAuditTest {
       adjust(inventory, sliding, "W2", -3);
       put(inventory, refilled, "W2", 3, 2);
 
-      AuditChecks.Run run = audit(inventory.table);
+      AuditChecks.Run run = auditPushing(inventory.table);
 
       assertThat(run.status()).as(run.output()).isZero();
       assertThat(run.lines()).singleElement().asString()
@@ -106,7 +118,7 @@ class InventoryAuditTest {
           "PK", AttributeValue.fromS(InventoryKeys.lowStockPk(0)), "SK", AttributeValue.fromS("QTY#garbled#" + garbled),
           "entity", AttributeValue.fromS(InventoryItems.LOW_STOCK_MARKER), "product_id", AttributeValue.fromS(garbled)))).join();
 
-      AuditChecks.Run run = audit(inventory.table);
+      AuditChecks.Run run = auditPushing(inventory.table);
 
       assertThat(run.status()).as(run.output()).isEqualTo(1);
       assertThat(run.lines()).containsExactlyInAnyOrder(
@@ -117,6 +129,8 @@ class InventoryAuditTest {
           "STRAY_MARKER product_id=" + noRecord + " warehouse_id=W9 quantity=3 record=missing",
           "UNREADABLE_ITEM pk=" + InventoryKeys.lowStockPk(0) + " sk=QTY#garbled#" + garbled + " entity=LowStockMarker",
           "audit table=" + inventory.table + " records=5 low=3 markers=6 problems=5");
+      AuditChecks.assertPushgatewayDown_keepsTheExitStatus(InventoryAudit.command(LowStockShards.DECLARED),
+          config(inventory.table), ARGS);
     }
   }
 

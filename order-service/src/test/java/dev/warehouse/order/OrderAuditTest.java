@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.warehouse.order.audit.OrderAudit;
 import dev.warehouse.order.store.OrderItems;
 import dev.warehouse.order.v1.Order;
+import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.testing.AuditChecks;
 import dev.warehouse.runtime.testing.MotoServer;
 import java.time.Duration;
@@ -19,7 +20,8 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * The consistency audit finds missing and disagreeing copies, and says so in its exit status: 0 clean,
- * 1 problems found, 2 bad arguments, 3 could not finish.
+ * 1 problems found, 2 bad arguments, 3 could not finish; it pushes that outcome to a Pushgateway when
+ * one is configured, and a Pushgateway that is down changes nothing.
  */
 class OrderAuditTest {
 
@@ -35,9 +37,15 @@ class OrderAuditTest {
     orders.close();
   }
 
+  private static final String[] ARGS = {"--segments", "3", "--pages-per-second", "500"};
+
+  private static ServiceConfig config() {
+    return AuditChecks.config(orders.table, MotoServer.endpoint(), Duration.ofSeconds(10));
+  }
+
+  /** Runs the audit, checking the outcome it pushes to a Pushgateway (AuditChecks#runPushing). */
   private static AuditChecks.Run runAudit() {
-    return AuditChecks.run(OrderAudit::run, AuditChecks.config(orders.table, MotoServer.endpoint(), Duration.ofSeconds(10)),
-        "--segments", "3", "--pages-per-second", "500");
+    return AuditChecks.runPushing(OrderAudit::run, config(), "orders", ARGS);
   }
 
   @Test
@@ -66,6 +74,7 @@ class OrderAuditTest {
         .contains("MISSING_DIRECT_COPY order_id=" + lostDirect.getOrderId())
         .contains("COPIES_DISAGREE order_id=" + drifted.getOrderId() + " attributes=status")
         .contains("problems=3");
+    AuditChecks.assertPushgatewayDown_keepsTheExitStatus(OrderAudit::run, config(), ARGS);
   }
 
   @Test

@@ -55,7 +55,7 @@ public final class InventoryAudit {
   /** The audit as a command line over markers of {@code shards}; it returns its exit status ({@link AuditCommand#run}). */
   public static AuditCommand.Line command(LowStockShards shards) {
     return (config, args, out) ->
-        AuditCommand.run(config, args, out, "inventory-audit", scan -> new InventoryAudit(scan, shards).audit());
+        AuditCommand.run(config, args, out, "inventory-audit", "low_stock", scan -> new InventoryAudit(scan, shards).audit());
   }
 
   /**

@@ -34,7 +34,7 @@ public final class OrderAudit {
 
   /** Runs the audit from the command line; returns its exit status ({@link AuditCommand#run}). */
   public static int run(ServiceConfig config, String[] args, PrintStream out) {
-    return AuditCommand.run(config, args, out, "order-audit", scan -> new OrderAudit(scan).audit());
+    return AuditCommand.run(config, args, out, "order-audit", "orders", scan -> new OrderAudit(scan).audit());
   }
 
   /**

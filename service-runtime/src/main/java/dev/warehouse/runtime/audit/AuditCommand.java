@@ -5,7 +5,10 @@ import dev.warehouse.runtime.dynamo.DynamoClients;
 import io.github.resilience4j.ratelimiter.RequestNotPermitted;
 import java.io.PrintStream;
 import java.net.URI;
+import java.time.Clock;
+import java.time.Instant;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.concurrent.CompletionException;
 import software.amazon.awssdk.awscore.exception.AwsErrorDetails;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
@@ -57,9 +60,20 @@ public final class AuditCommand {
    * {@code out} says why, without a stack trace: an audit that stopped half-way has no verdict, so it must
    * not read as clean or as findings). A finished audit ends with a summary line.
    *
-   * @param name names the audit's rate limiter, e.g. {@code order-audit}
+   * <p>When {@link ServiceConfig#auditPushgateway} is set, a run that read the table (exit 0, 1 or 3) then
+   * pushes its outcome there ({@link AuditPushgateway}); a failed push is logged and leaves the exit status
+   * as it was. Bad arguments push nothing: no run took place.
+   *
+   * @param name   names the audit's rate limiter, e.g. {@code order-audit}
+   * @param metric names the audit in its pushed metrics (the {@code audit} label), e.g. {@code orders}
    */
-  public static int run(ServiceConfig config, String[] args, PrintStream out, String name, Audit audit) {
+  public static int run(ServiceConfig config, String[] args, PrintStream out, String name, String metric, Audit audit) {
+    return run(config, args, out, name, metric, audit, Clock.systemUTC());
+  }
+
+  /** {@link #run(ServiceConfig, String[], PrintStream, String, String, Audit)} timed by {@code clock}. */
+  public static int run(ServiceConfig config, String[] args, PrintStream out, String name, String metric, Audit audit,
+      Clock clock) {
     PacedScan.Options options;
     try {
       options = PacedScan.Options.parse(args);
@@ -67,16 +81,30 @@ public final class AuditCommand {
       out.println(USAGE);
       return EXIT_BAD_ARGUMENTS;
     }
-    AuditReport report;
+    Instant started = clock.instant();
+    int status;
+    OptionalInt findings;
+    AuditReport report = null;
     try (DynamoDbAsyncClient dynamo = DynamoClients.create(config, List.of())) {
       report = audit.audit(new PacedScan(dynamo, config.tableName(), name, options));
     } catch (RuntimeException e) {
+      report = null; // a failure while closing the client, after the audit returned, still leaves no verdict
       out.println("audit table=" + config.tableName() + " could not finish: " + whyUnfinished(e, config));
-      return EXIT_UNFINISHED;
     }
-    report.findings().forEach(out::println);
-    out.println(report.summary(config.tableName()));
-    return report.findings().isEmpty() ? EXIT_CLEAN : EXIT_PROBLEMS;
+    if (report == null) {
+      status = EXIT_UNFINISHED;
+      findings = OptionalInt.empty();
+    } else {
+      report.findings().forEach(out::println);
+      out.println(report.summary(config.tableName()));
+      status = report.findings().isEmpty() ? EXIT_CLEAN : EXIT_PROBLEMS;
+      findings = OptionalInt.of(report.findings().size());
+    }
+    // The verdict is out before the push, which may take up to its timeout.
+    out.flush();
+    AuditPushgateway.Outcome outcome = new AuditPushgateway.Outcome(metric, status, findings, started, clock.instant());
+    config.auditPushgateway().ifPresent(pushgateway -> new AuditPushgateway(pushgateway).push(outcome));
+    return status;
   }
 
   /** Why an audit stopped, in one line: what DynamoDB answered, or that it could not be reached in time. */

@@ -34,6 +34,8 @@ import java.util.Optional;
  * @param tls              how the gRPC port is secured and whom it admits ({@code GRPC_TLS_MODE}, {@code TLS_*})
  * @param acceptedPageTokenKeys other AES keys whose page tokens are still opened, never used to seal
  *                         ({@code PAGE_TOKEN_ACCEPTED_KEYS}, comma-separated base64): a rotation's other key
+ * @param auditPushgateway the Prometheus Pushgateway a consistency audit pushes its outcome to
+ *                         ({@code AUDIT_PUSHGATEWAY_URL}, e.g. {@code http://pushgateway:9091}); empty pushes nothing
  */
 public record ServiceConfig(
     String serviceName,
@@ -52,7 +54,8 @@ public record ServiceConfig(
     String grpcBindAddress,
     String metricsBindAddress,
     TlsConfig tls,
-    List<byte[]> acceptedPageTokenKeys) {
+    List<byte[]> acceptedPageTokenKeys,
+    Optional<URI> auditPushgateway) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
@@ -75,14 +78,21 @@ public record ServiceConfig(
       int dynamoIoThreads, Duration shutdownDrain, Duration shutdownGrace, double hotKeyLogShare) {
     this(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable, pageTokenKey,
         dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, ALL_INTERFACES,
-        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of());
+        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of(), Optional.empty());
   }
 
   /** The same service with other TLS settings. */
   public ServiceConfig withTls(TlsConfig tls) {
     return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys);
+        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway);
+  }
+
+  /** The same service, whose audit pushes its outcome to the Pushgateway at {@code pushgateway}. */
+  public ServiceConfig withAuditPushgateway(URI pushgateway) {
+    return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
+        pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
+        metricsBindAddress, tls, acceptedPageTokenKeys, Optional.of(pushgateway));
   }
 
   /** Where to listen: {@code 0.0.0.0} is the wildcard address (IPv4 and IPv6), anything else that address. */
@@ -128,7 +138,8 @@ public record ServiceConfig(
         reader.bindAddress("GRPC_BIND_ADDRESS", ALL_INTERFACES),
         reader.bindAddress("METRICS_BIND_ADDRESS", ALL_INTERFACES),
         TlsConfig.read(reader),
-        reader.aesKeys("PAGE_TOKEN_ACCEPTED_KEYS"));
+        reader.aesKeys("PAGE_TOKEN_ACCEPTED_KEYS"),
+        reader.uri("AUDIT_PUSHGATEWAY_URL"));
     if (config.pageTokenKey.isEmpty() && !config.acceptedPageTokenKeys.isEmpty()) {
       reader.problem("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY: a random key would seal tokens no other instance opens");
     }
@@ -153,6 +164,7 @@ public record ServiceConfig(
         + " hot_key_log_share=" + hotKeyLogShare
         + " grpc_bind_address=" + grpcBindAddress
         + " metrics_bind_address=" + metricsBindAddress
-        + " " + tls.describe();
+        + " " + tls.describe()
+        + " audit_pushgateway=" + auditPushgateway.map(URI::toString).orElse("none");
   }
 }

@@ -30,6 +30,8 @@ class ServiceConfigTest {
     assertThat(c.grpcBindAddress()).isEqualTo("0.0.0.0");
     assertThat(c.metricsBindAddress()).isEqualTo("0.0.0.0");
     assertThat(c.tls().serverMode()).isEqualTo(TlsMode.PLAINTEXT);
+    assertThat(c.auditPushgateway()).isEmpty();
+    assertThat(c.describe()).contains("audit_pushgateway=none");
     assertThat(c.describe()).contains("shutdown_drain_ms=1500 shutdown_grace_s=30", "hot_key_log_share=0.5",
         "grpc_bind_address=0.0.0.0 metrics_bind_address=0.0.0.0 grpc_tls_mode=plaintext");
   }
@@ -118,6 +120,16 @@ class ServiceConfigTest {
         .hasMessageContaining("PAGE_TOKEN_ACCEPTED_KEYS").hasMessageContaining("entry 2").hasMessageNotContaining("c2hvcnQ");
     assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("PAGE_TOKEN_ACCEPTED_KEYS", k16)))
         .hasMessageContaining("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY");
+  }
+
+  @Test
+  void auditPushgateway_isAUrl() {
+    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.of("AUDIT_PUSHGATEWAY_URL", "http://pushgateway:9091"));
+    assertThat(c.auditPushgateway()).contains(URI.create("http://pushgateway:9091"));
+    assertThat(c.describe()).contains("audit_pushgateway=http://pushgateway:9091");
+    assertThat(ServiceConfig.variables()).contains("AUDIT_PUSHGATEWAY_URL");
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("AUDIT_PUSHGATEWAY_URL", "pushgateway")))
+        .hasMessageContaining("AUDIT_PUSHGATEWAY_URL must be a URL");
   }
 
   @Test

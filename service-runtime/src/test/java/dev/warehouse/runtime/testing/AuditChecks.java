@@ -10,7 +10,10 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Runs a consistency audit's command line as {@code main} does, and checks what every audit's command
@@ -32,6 +35,43 @@ public final class AuditChecks {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     int status = audit.run(config, args, new PrintStream(out, true, StandardCharsets.UTF_8));
     return new Run(status, out.toString(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * Runs the audit with {@code AUDIT_PUSHGATEWAY_URL} pointing at a Pushgateway on loopback, and checks
+   * the one push of the run: a PUT to the group of {@code metric}, whose exit status and findings are
+   * what the run returned and printed, stamped within the run.
+   */
+  public static Run runPushing(AuditCommand.Line audit, ServiceConfig config, String metric, String... args) {
+    try (PushgatewayStub pushgateway = PushgatewayStub.start()) {
+      Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+      Run run = run(audit, config.withAuditPushgateway(pushgateway.uri()), args);
+      Instant after = Instant.now();
+      assertThat(pushgateway.pushes()).as(run.output()).singleElement().satisfies(push -> {
+        assertThat(push.method()).isEqualTo("PUT");
+        assertThat(push.path()).isEqualTo("/metrics/job/warehouse_audit/audit/" + metric);
+        Map<String, Double> samples = push.samples();
+        assertThat(samples).containsOnlyKeys("warehouse_audit_last_run_timestamp_seconds", "warehouse_audit_exit_status",
+            "warehouse_audit_duration_seconds", "warehouse_audit_findings", "warehouse_audit_last_success_timestamp_seconds");
+        assertThat(samples.get("warehouse_audit_exit_status")).isEqualTo(run.status());
+        // Every line but the summary is a finding.
+        assertThat(samples.get("warehouse_audit_findings")).isEqualTo(run.lines().size() - 1);
+        double lastRun = samples.get("warehouse_audit_last_run_timestamp_seconds");
+        assertThat(lastRun).isBetween(before.toEpochMilli() / 1000.0, after.toEpochMilli() / 1000.0);
+        assertThat(samples.get("warehouse_audit_last_success_timestamp_seconds")).isEqualTo(lastRun);
+        assertThat(samples.get("warehouse_audit_duration_seconds"))
+            .isBetween(0.0, Duration.between(before, after).toMillis() / 1000.0);
+      });
+      return run;
+    }
+  }
+
+  /** With its Pushgateway down, the audit returns and prints what it does without one; the push is only logged. */
+  public static void assertPushgatewayDown_keepsTheExitStatus(AuditCommand.Line audit, ServiceConfig config, String... args) {
+    Run without = run(audit, config, args);
+    Run down = run(audit, config.withAuditPushgateway(PushgatewayStub.nobody()), args);
+    assertThat(down.status()).as(down.output()).isEqualTo(without.status());
+    assertThat(down.output()).isEqualTo(without.output());
   }
 
   /** A config that runs the audit over {@code table} at {@code endpoint}. */
