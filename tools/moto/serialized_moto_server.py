@@ -415,7 +415,7 @@ def install_consumed_capacity():
     values; reads in 4 KB units, eventual ones half; a Query rounds up the total size of the items it
     read (before any filter), at least one unit; writes in 1 KB units of the larger of the item before
     and after; transactions double each item's units (a ConditionCheck is a transactional read); writes
-    to global secondary indexes are added as DynamoDB adds them to TOTAL. Scan keeps moto's figure.
+    to global secondary indexes are added as DynamoDB adds them to TOTAL. A Scan is billed like a Query.
 
     Installed before the strict model's wrappers, so that a stale read is billed for the version it
     served.
@@ -473,6 +473,7 @@ def install_consumed_capacity():
         return handler
 
     def query(original):
+        """A Query's or a Scan's handler: billed on the bytes Table.query or Table.scan read for it."""
         def handler(self):
             mode = wanted(self.body)
             _reading.bytes = 0
@@ -506,6 +507,27 @@ def install_consumed_capacity():
         else:
             filter_expression = kwargs.pop("filter_expression", None)
         results, scanned_count, last_evaluated_key = original_table_query(self, hash_key, *args, **kwargs)
+        return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
+
+    original_table_scan = Table.scan
+
+    def table_scan(self, filters, *args, **kwargs):
+        """Table.scan likewise (its legacy ScanFilter still applies first, as moto has it)."""
+        args = list(args)
+        projection = filter_expression = None
+        if len(args) > 2:
+            filter_expression, args[2] = args[2], None
+        else:
+            filter_expression = kwargs.pop("filter_expression", None)
+        if len(args) > 5:
+            projection, args[5] = args[5], None
+        else:
+            projection = kwargs.pop("projection_expression", None)
+        results, scanned_count, last_evaluated_key = original_table_scan(self, filters, *args, **kwargs)
+        return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
+
+    def billed(results, filter_expression, projection, scanned_count, last_evaluated_key):
+        """Counts the bytes of what was read, then filters and projects it as moto would have."""
         if getattr(_reading, "bytes", None) is not None:
             _reading.bytes += sum(item_size(r) for r in results)  # an index's items as projected there
         if filter_expression is not None:
@@ -603,11 +625,13 @@ def install_consumed_capacity():
     DynamoHandler.delete_item = one_write(DynamoHandler.delete_item, "Key")
     DynamoHandler.get_item = get_item(DynamoHandler.get_item)
     DynamoHandler.query = query(DynamoHandler.query)
+    DynamoHandler.scan = query(DynamoHandler.scan)
     DynamoHandler.transact_write_items = transact_write_items(DynamoHandler.transact_write_items)
     DynamoHandler.transact_get_items = transact_get_items(DynamoHandler.transact_get_items)
     DynamoHandler.batch_get_item = batch_get_item(DynamoHandler.batch_get_item)
     DynamoHandler.batch_write_item = batch_write_item(DynamoHandler.batch_write_item)
     Table.query = table_query
+    Table.scan = table_scan
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 /**
  * The launcher's ConsumedCapacity, in both its modes, for items of known size: what DynamoDB documents
  * (reads in 4 KB units, eventual ones half; a Query billed on the total size it read, before its
- * filter; writes in 1 KB units of the larger of before and after; transactions twice; writes to GSI1
- * added), where moto bills 0.5 per GetItem, 1 per Query and PutItem, 0.5 per UpdateItem unasked and
- * nothing for a transaction. The strict launcher runs without stale reads here: a read right after its
+ * filter, a Scan likewise; writes in 1 KB units of the larger of before and after; transactions twice;
+ * writes to GSI1 added), where moto bills 0.5 per GetItem, 1 per Query, Scan page and PutItem, 0.5 per
+ * UpdateItem unasked and nothing for a transaction. The strict launcher runs without stale reads here: a read right after its
  * write must see the item whose size the test knows.
  */
 class LauncherConsumedCapacityTest {
@@ -109,6 +109,14 @@ class LauncherConsumedCapacityTest {
         softly.assertThat(total.readCapacityUnits()).as("TransactWriteItems reads").isEqualTo(4.0);
         softly.assertThat(total.writeCapacityUnits()).as("TransactWriteItems writes").isEqualTo(2.0);
       }
+
+      // A Scan, filtered down to the 6-byte item, is billed on all it read: 5,010 + 3,027 (M/1 with n) + 3,024 x 2
+      // + 5,010 + 6 = 19,101 bytes, 5 units, eventually consistent.
+      var scan = dynamo.scan(b -> b.tableName(table).filterExpression("PK = :t")
+          .expressionAttributeValues(Map.of(":t", AttributeValue.fromS("T")))
+          .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)).join();
+      softly.assertThat(scan.count()).as("Scan count").isEqualTo(1);
+      softly.assertThat(units(scan.consumedCapacity())).as("Scan").isEqualTo(2.5);
       softly.assertAll();
     }
   }
