@@ -13,6 +13,12 @@ itself.
 It also removes two costs of moto that grow with the table and that DynamoDB
 does not have (see install_fast_paths); --plain keeps moto's own code paths.
 
+In every mode, the ConsumedCapacity of an answer (when ReturnConsumedCapacity
+asks for it) is the one DynamoDB documents, from the sizes of the items read
+and written, not moto's flat 0.5 or 1 per request (see
+install_consumed_capacity): the benchmark measures capacity per call against
+the lenient mode, and a figure is not a kindness to switch off.
+
 moto is kinder than DynamoDB. Unless started with --lenient, the launcher
 models what DynamoDB documents and moto leaves out:
 
@@ -56,6 +62,7 @@ With --port 0 a free port is chosen. Once listening, the launcher prints one
 line to stdout, "moto listening on http://HOST:PORT", which callers wait for.
 """
 import argparse
+import base64
 import copy
 import hashlib
 import heapq
@@ -266,6 +273,365 @@ def install_fast_paths():
 
     DynamoDBBackend.transact_write_items = transact_write_items
     Table.query = query
+
+
+# ---------------------------------------------------------------------------------------------------
+# Consumed capacity: what DynamoDB's documentation says a request consumes, not moto's flat figures.
+
+READ_UNIT_BYTES = 4096
+WRITE_UNIT_BYTES = 1024
+_reading = threading.local()  # bytes a Query read, summed by Table.query for the handler around it
+
+
+def number_size(text):
+    """A number's size: 1 byte per two significant digits (leading and trailing zeros trimmed), plus 1."""
+    mantissa = str(text).lstrip("+-").lower().partition("e")[0]
+    digits = mantissa.replace(".", "").strip("0")
+    return (max(len(digits), 1) + 1) // 2 + 1
+
+
+def binary_size(value):
+    if isinstance(value, (bytes, bytearray)):
+        return len(value)
+    try:
+        return len(base64.b64decode(value, validate=True))
+    except (ValueError, TypeError):
+        return len(str(value).encode("utf-8"))
+
+
+def value_size(value):
+    """The size of one attribute value (a DynamoType or its JSON form), as DynamoDB documents it."""
+    if isinstance(value, dict):
+        kind, content = next(iter(value.items()))
+    else:
+        kind, content = value.type, value.value
+    if kind == "S":
+        return len(content.encode("utf-8"))
+    if kind == "N":
+        return number_size(content)
+    if kind == "B":
+        return binary_size(content)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "SS":
+        return sum(len(s.encode("utf-8")) for s in content)
+    if kind == "NS":
+        return sum(number_size(n) for n in content)
+    if kind == "BS":
+        return sum(binary_size(b) for b in content)
+    if kind == "L":  # 3 bytes for the list, 1 for each element
+        return 3 + sum(1 + value_size(element) for element in content)
+    if kind == "M":
+        return 3 + sum(1 + len(name.encode("utf-8")) + value_size(element) for name, element in content.items())
+    return len(str(content).encode("utf-8"))
+
+
+def item_size(item):
+    """Bytes of an item (a moto Item or None): its attribute names and values."""
+    if item is None:
+        return 0
+    return sum(len(name.encode("utf-8")) + value_size(value) for name, value in item.attrs.items())
+
+
+def read_units(size, consistent):
+    """A read of `size` bytes: 4 KB units (at least one), half for an eventually consistent read."""
+    units = max(1, math.ceil(size / READ_UNIT_BYTES))
+    return float(units) if consistent else units / 2.0
+
+
+def write_units(size):
+    """A write of `size` bytes: 1 KB units, at least one."""
+    return float(max(1, math.ceil(size / WRITE_UNIT_BYTES)))
+
+
+def index_write_units(table, before, after):
+    """{index name: write units} that changing `before` into `after` costs the table's global secondary indexes.
+
+    As DynamoDB documents it: an item entering or leaving an index is one write there; a change of its
+    index key is two (delete, then put); a change of a projected attribute only, one; nothing projected
+    changed, none. An index entry's size is that of the projected item.
+    """
+    units = {}
+    for index in table.global_indexes or ():
+        keys = index.schema_key_attrs
+        old = index.project(copy.deepcopy(before)) if before is not None and all(k in before.attrs for k in keys) else None
+        new = index.project(copy.deepcopy(after)) if after is not None and all(k in after.attrs for k in keys) else None
+        if old is None and new is None:
+            continue
+        if old is None:
+            units[index.name] = write_units(item_size(new))
+        elif new is None:
+            units[index.name] = write_units(item_size(old))
+        elif any(old.attrs[k] != new.attrs[k] for k in keys):
+            units[index.name] = write_units(item_size(old)) + write_units(item_size(new))
+        elif old.attrs != new.attrs:
+            units[index.name] = write_units(max(item_size(old), item_size(new)))
+    return units
+
+
+class Consumed:
+    """Capacity a request consumed, per table: read and write units on the table, write units per index."""
+
+    def __init__(self):
+        self.tables = {}
+
+    def add(self, table_name, read=0.0, write=0.0, indexes=None):
+        entry = self.tables.setdefault(table_name, {"read": 0.0, "write": 0.0, "indexes": {}})
+        entry["read"] += read
+        entry["write"] += write
+        for name, units in (indexes or {}).items():
+            entry["indexes"][name] = entry["indexes"].get(name, 0.0) + units
+
+    def entries(self, mode, split):
+        """ConsumedCapacity entries as DynamoDB answers them: TOTAL, or INDEXES with the table and each index.
+
+        `split` adds ReadCapacityUnits and WriteCapacityUnits, as DynamoDB does for transactions.
+        """
+        answer = []
+        for table_name, entry in self.tables.items():
+            on_table = entry["read"] + entry["write"]
+            total = on_table + sum(entry["indexes"].values())
+            capacity = {"TableName": table_name, "CapacityUnits": total}
+            if split:
+                writes = entry["write"] + sum(entry["indexes"].values())
+                if entry["read"]:
+                    capacity["ReadCapacityUnits"] = entry["read"]
+                if writes:
+                    capacity["WriteCapacityUnits"] = writes
+            if mode == "INDEXES":
+                capacity["Table"] = {"CapacityUnits": on_table}
+                if entry["indexes"]:
+                    capacity["GlobalSecondaryIndexes"] = {
+                        name: {"CapacityUnits": units} for name, units in entry["indexes"].items()}
+            answer.append(capacity)
+        return answer
+
+
+def install_consumed_capacity():
+    """Makes every answer's ConsumedCapacity the one DynamoDB documents, when the request asks for it.
+
+    moto bills flat figures whatever the items' sizes (0.5 per GetItem, 1 per Query or PutItem, 0.5 per
+    UpdateItem even unasked, nothing for TransactWriteItems). Here: item sizes from attribute names and
+    values; reads in 4 KB units, eventual ones half; a Query rounds up the total size of the items it
+    read (before any filter), at least one unit; writes in 1 KB units of the larger of the item before
+    and after; transactions double each item's units (a ConditionCheck is a transactional read); writes
+    to global secondary indexes are added as DynamoDB adds them to TOTAL. A Scan is billed like a Query.
+
+    Installed before the strict model's wrappers, so that a stale read is billed for the version it
+    served.
+    """
+    from moto.dynamodb.models.table import Table
+    from moto.dynamodb.responses import DynamoHandler
+
+    def wanted(body):
+        mode = body.get("ReturnConsumedCapacity", "NONE")
+        return mode if mode in ("TOTAL", "INDEXES") else None
+
+    def locate(backend, table_name, attrs):
+        table = backend.tables.get(table_name) if isinstance(table_name, str) else None
+        key = item_key(table, attrs) if table is not None else None
+        return (table, key) if key is not None else (None, None)
+
+    def answer(result, mode, consumed, single, split=False):
+        body = result.result if hasattr(result, "result") else None
+        if not isinstance(body, dict):
+            return result
+        body.pop("ConsumedCapacityUnits", None)  # moto's DeleteItem adds it; DynamoDB has no such field
+        if mode is None or consumed is None:
+            body.pop("ConsumedCapacity", None)
+        else:
+            entries = consumed.entries(mode, split)
+            body["ConsumedCapacity"] = entries[0] if single and entries else entries
+        return result
+
+    def one_write(original, key_attribute):
+        def handler(self):
+            mode = wanted(self.body)
+            table, key = locate(self.dynamodb_backend, self.body.get("TableName"), self.body.get(key_attribute))
+            if mode is None or table is None:
+                return answer(original(self), mode, None, True)
+            before = copy.deepcopy(stored_item(table, key))  # UpdateItem changes the stored item in place
+            result = original(self)
+            after = stored_item(table, key)
+            consumed = Consumed()
+            consumed.add(table.name, write=write_units(max(item_size(before), item_size(after))),
+                         indexes=index_write_units(table, before, after))
+            return answer(result, mode, consumed, True)
+        return handler
+
+    def get_item(original):
+        def handler(self):
+            mode = wanted(self.body)
+            table, key = locate(self.dynamodb_backend, self.body.get("TableName"), self.body.get("Key"))
+            if mode is None or table is None:
+                return answer(original(self), mode, None, True)
+            size = item_size(stored_item(table, key))  # the whole item, whatever the projection
+            result = original(self)
+            consumed = Consumed()
+            consumed.add(table.name, read=read_units(size, self.body.get("ConsistentRead") in (True, "true")))
+            return answer(result, mode, consumed, True)
+        return handler
+
+    def query(original):
+        """A Query's or a Scan's handler: billed on the bytes Table.query or Table.scan read for it."""
+        def handler(self):
+            mode = wanted(self.body)
+            _reading.bytes = 0
+            try:
+                result = original(self)
+                read = _reading.bytes
+            finally:
+                _reading.bytes = None
+            name = self.body.get("TableName")
+            if mode is None or name not in self.dynamodb_backend.tables:
+                return answer(result, mode, None, True)
+            # Reads of a global secondary index are eventually consistent whatever was asked (moto refuses the rest).
+            consistent = self.body.get("ConsistentRead") in (True, "true") and not self.body.get("IndexName")
+            consumed = Consumed()
+            consumed.add(name, read=read_units(read, consistent))
+            return answer(result, mode, consumed, True)
+        return handler
+
+    original_table_query = Table.query
+
+    def table_query(self, hash_key, *args, **kwargs):
+        """Table.query without its filter and projection, summing the size of what it read, then with them."""
+        args = list(args)
+        projection = filter_expression = None
+        if len(args) > 5:
+            projection, args[5] = args[5], None
+        else:
+            projection = kwargs.pop("projection_expressions", None)
+        if len(args) > 8:
+            filter_expression, args[8] = args[8], None
+        else:
+            filter_expression = kwargs.pop("filter_expression", None)
+        results, scanned_count, last_evaluated_key = original_table_query(self, hash_key, *args, **kwargs)
+        return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
+
+    original_table_scan = Table.scan
+
+    def table_scan(self, filters, *args, **kwargs):
+        """Table.scan likewise (its legacy ScanFilter still applies first, as moto has it)."""
+        args = list(args)
+        projection = filter_expression = None
+        if len(args) > 2:
+            filter_expression, args[2] = args[2], None
+        else:
+            filter_expression = kwargs.pop("filter_expression", None)
+        if len(args) > 5:
+            projection, args[5] = args[5], None
+        else:
+            projection = kwargs.pop("projection_expression", None)
+        results, scanned_count, last_evaluated_key = original_table_scan(self, filters, *args, **kwargs)
+        return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
+
+    def billed(results, filter_expression, projection, scanned_count, last_evaluated_key):
+        """Counts the bytes of what was read, then filters and projects it as moto would have."""
+        if getattr(_reading, "bytes", None) is not None:
+            _reading.bytes += sum(item_size(r) for r in results)  # an index's items as projected there
+        if filter_expression is not None:
+            results = [r for r in results if filter_expression.expr(r)]
+        if projection:
+            results = [r.project(projection) for r in results]
+        return results, scanned_count, last_evaluated_key
+
+    def transact_write_items(original):
+        def handler(self):
+            mode = wanted(self.body)
+            if mode is None:
+                return answer(original(self), None, None, False)
+            backend = self.dynamodb_backend
+            touched = []
+            for entry in self.body.get("TransactItems") or ():
+                if not isinstance(entry, dict) or len(entry) != 1:
+                    continue  # moto rejects it
+                op_type, op = next(iter(entry.items()))
+                if not isinstance(op, dict):
+                    continue
+                table, key = locate(backend, op.get("TableName"), op.get("Item") if op_type == "Put" else op.get("Key"))
+                if table is not None:
+                    touched.append((op_type, table, key, copy.deepcopy(stored_item(table, key))))
+            result = original(self)
+            consumed = Consumed()
+            for op_type, table, key, before in touched:
+                if op_type == "ConditionCheck":
+                    consumed.add(table.name, read=2 * read_units(item_size(before), True))
+                    continue
+                after = stored_item(table, key)
+                consumed.add(table.name, write=2 * write_units(max(item_size(before), item_size(after))),
+                             indexes=index_write_units(table, before, after))
+            return answer(result, mode, consumed, False, split=True)
+        return handler
+
+    def transact_get_items(original):
+        def handler(self):
+            mode = wanted(self.body)
+            consumed = Consumed()
+            for entry in self.body.get("TransactItems") or ():
+                op = entry.get("Get") if isinstance(entry, dict) else None
+                table, key = locate(self.dynamodb_backend, op.get("TableName"), op.get("Key")) if isinstance(op, dict) else (None, None)
+                if table is not None:
+                    consumed.add(table.name, read=2 * read_units(item_size(stored_item(table, key)), True))
+            return answer(original(self), mode, consumed, False, split=True)
+        return handler
+
+    def batch_get_item(original):
+        def handler(self):
+            mode = wanted(self.body)
+            result = original(self)
+            body = result.result if hasattr(result, "result") else {}
+            unprocessed = body.get("UnprocessedKeys") or {} if isinstance(body, dict) else {}
+            consumed = Consumed()
+            for table_name, request in (self.body.get("RequestItems") or {}).items():
+                if not isinstance(request, dict):
+                    continue
+                left = [json.dumps(k, sort_keys=True) for k in (unprocessed.get(table_name) or {}).get("Keys", [])]
+                consistent = request.get("ConsistentRead") in (True, "true")
+                for attrs in request.get("Keys") or ():
+                    table, key = locate(self.dynamodb_backend, table_name, attrs)
+                    if table is not None and json.dumps(attrs, sort_keys=True) not in left:
+                        # Each item rounded to 4 KB on its own, as separate GetItems would be.
+                        consumed.add(table_name, read=read_units(item_size(stored_item(table, key)), consistent))
+            return answer(result, mode, consumed, False)
+        return handler
+
+    def batch_write_item(original):
+        def handler(self):
+            mode = wanted(self.body)
+            if mode is None:
+                return answer(original(self), None, None, False)
+            backend = self.dynamodb_backend
+            touched = []
+            for table_name, requests in (self.body.get("RequestItems") or {}).items():
+                for request in requests if isinstance(requests, list) else ():
+                    if not isinstance(request, dict):
+                        continue
+                    attrs = (request.get("PutRequest") or {}).get("Item") or (request.get("DeleteRequest") or {}).get("Key")
+                    table, key = locate(backend, table_name, attrs)
+                    if table is not None:
+                        touched.append((table, key, copy.deepcopy(stored_item(table, key))))
+            result = original(self)
+            consumed = Consumed()
+            for table, key, before in touched:
+                after = stored_item(table, key)
+                consumed.add(table.name, write=write_units(max(item_size(before), item_size(after))),
+                             indexes=index_write_units(table, before, after))
+            return answer(result, mode, consumed, False)
+        return handler
+
+    DynamoHandler.put_item = one_write(DynamoHandler.put_item, "Item")
+    DynamoHandler.update_item = one_write(DynamoHandler.update_item, "Key")
+    DynamoHandler.delete_item = one_write(DynamoHandler.delete_item, "Key")
+    DynamoHandler.get_item = get_item(DynamoHandler.get_item)
+    DynamoHandler.query = query(DynamoHandler.query)
+    DynamoHandler.scan = query(DynamoHandler.scan)
+    DynamoHandler.transact_write_items = transact_write_items(DynamoHandler.transact_write_items)
+    DynamoHandler.transact_get_items = transact_get_items(DynamoHandler.transact_get_items)
+    DynamoHandler.batch_get_item = batch_get_item(DynamoHandler.batch_get_item)
+    DynamoHandler.batch_write_item = batch_write_item(DynamoHandler.batch_write_item)
+    Table.query = table_query
+    Table.scan = table_scan
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -851,6 +1217,7 @@ def main(argv=None):
 
     if not args.plain:
         install_fast_paths()
+    install_consumed_capacity()  # in both modes: capacity figures are measured against the lenient one too
     settings = Settings({
         "stale_read_probability": args.stale_read_probability,
         "consistency_lag_ms": args.consistency_lag_ms,

@@ -81,24 +81,44 @@ public final class DataSet {
     long started = System.nanoTime();
     List<Map<String, AttributeValue>> items = new ArrayList<>(items());
     for (int i = 0; i < serials; i++) {
-      items.add(InventoryItems.toItem(new SerialItem(serial(i), product(i % products), warehouseOf(i % products, 0),
-          "bench item " + i, LOADED)));
+      items.add(serialItem(i));
     }
     for (int p = 0; p < products; p++) {
       for (int j = 0; j < 3; j++) {
-        items.add(InventoryItems.toItem(new ProductInventory(product(p), warehouseOf(p, j), 1_000_000, 0, LOADED)));
+        items.add(stockItem(p, j));
       }
     }
     for (int c = 0; c < customers; c++) {
       for (int k = 0; k < ORDERS_PER_CUSTOMER; k++) {
-        Order order = new Order(order(c, k), customer(c), orderDate(k), OrderStatus.PLACED,
-            new Money("EUR", 10 + k, 0), 1, LOADED, LOADED);
-        items.add(OrderItems.directItem(order));
-        items.add(OrderItems.corridorItem(order));
+        items.add(OrderItems.directItem(loadedOrder(c, k)));
+        items.add(OrderItems.corridorItem(loadedOrder(c, k)));
       }
     }
     putAll(dynamo, table, items);
     return (System.nanoTime() - started) / 1e9;
+  }
+
+  /** One item of each kind the data set holds, as loaded (the first of each), by kind. */
+  public Map<String, Map<String, AttributeValue>> samples() {
+    Map<String, Map<String, AttributeValue>> samples = new java.util.LinkedHashMap<>();
+    samples.put("serial item", serialItem(0));
+    samples.put("stock record", stockItem(0, 0));
+    samples.put("order, direct copy", OrderItems.directItem(loadedOrder(0, 0)));
+    samples.put("order, customer's copy", OrderItems.corridorItem(loadedOrder(0, 0)));
+    return samples;
+  }
+
+  private Map<String, AttributeValue> serialItem(int i) {
+    return InventoryItems.toItem(new SerialItem(serial(i), product(i % products), warehouseOf(i % products, 0),
+        "bench item " + i, LOADED));
+  }
+
+  private static Map<String, AttributeValue> stockItem(int p, int j) {
+    return InventoryItems.toItem(new ProductInventory(product(p), warehouseOf(p, j), 1_000_000, 0, LOADED));
+  }
+
+  private static Order loadedOrder(int c, int k) {
+    return new Order(order(c, k), customer(c), orderDate(k), OrderStatus.PLACED, new Money("EUR", 10 + k, 0), 1, LOADED, LOADED);
   }
 
   /** Writes {@code items} with BatchWriteItem, a few batches in flight, and waits for all of them. */

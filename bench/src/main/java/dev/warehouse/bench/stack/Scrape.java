@@ -6,7 +6,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 
-/** Reads a few JVM numbers from a process's Prometheus endpoint. */
+/** Reads a few numbers from a process's Prometheus endpoint. */
 public final class Scrape {
 
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
@@ -25,6 +25,13 @@ public final class Scrape {
   /** Sum of the samples of {@code metric} whose labels contain {@code labelFragment}. */
   public static double sum(String text, String metric, String labelFragment) {
     return text.lines().filter(l -> l.startsWith(metric + "{") && l.contains(labelFragment))
+        .mapToDouble(Scrape::value).sum();
+  }
+
+  /** Sum of the samples of {@code metric} whose labels contain every one of {@code labelFragments}. */
+  public static double sumWhere(String text, String metric, String... labelFragments) {
+    return text.lines().filter(l -> l.startsWith(metric + "{"))
+        .filter(l -> java.util.Arrays.stream(labelFragments).allMatch(l::contains))
         .mapToDouble(Scrape::value).sum();
   }
 

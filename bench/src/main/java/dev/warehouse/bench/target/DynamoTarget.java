@@ -67,7 +67,8 @@ public final class DynamoTarget implements Target {
           OrderKeys.corridorPrefix(""), false);
       case A6 -> i -> get(OrderItems.directKey(order(key.applyAsInt(i) % data.customers, 0)));
       case PLACE_ORDER -> i -> placeOrder(customer(key.applyAsInt(i) % data.customers));
-      case UPDATE_STATUS -> throw new UnsupportedOperationException("status changes are measured through the services");
+      case UPDATE_STATUS, A7, PUT_SERIAL, PUT_STOCK, ADJUST_STOCK ->
+          throw new UnsupportedOperationException(op + " is measured through the services");
     };
   }
 

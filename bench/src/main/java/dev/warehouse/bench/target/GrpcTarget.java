@@ -10,11 +10,15 @@ import static dev.warehouse.bench.data.DataSet.warehouseOf;
 import com.google.type.Money;
 import dev.warehouse.bench.data.DataSet;
 import dev.warehouse.bench.load.Call;
+import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ListLowStockRequest;
 import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
 import dev.warehouse.inventory.v1.ListWarehouseProductsRequest;
+import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.ListCustomerOrdersRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
@@ -120,6 +124,30 @@ public final class GrpcTarget implements Target, AutoCloseable {
         return GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().updateOrderStatus(UpdateOrderStatusRequest.newBuilder()
             .setOrderId(order(index / DataSet.ORDERS_PER_CUSTOMER, index % DataSet.ORDERS_PER_CUSTOMER))
             .setStatus(next).build(), o));
+      };
+      case A7 -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListLowStockResponse>unary(o -> inventory().listLowStock(
+          ListLowStockRequest.newBuilder().setPageSize(25).build(), o));
+      case PUT_SERIAL -> i -> {
+        // A serial item the data set does not hold: each call records a new one, as on receipt of goods.
+        int n = data.serials + key.applyAsInt(i);
+        int p = n % data.products;
+        return GrpcTarget.<dev.warehouse.inventory.v1.SerialItem>unary(o -> inventory().putSerialItem(PutSerialItemRequest.newBuilder()
+            .setItem(dev.warehouse.inventory.v1.SerialItem.newBuilder().setSerialNumber(serial(n)).setProductId(product(p))
+                .setWarehouseId(warehouseOf(p, 0)).setDescription("bench item " + n)).build(), o));
+      };
+      case PUT_STOCK -> i -> {
+        // A stock take that finds the product's first warehouse low: the record and its new low-stock marker.
+        int p = key.applyAsInt(i) % data.products;
+        return GrpcTarget.<dev.warehouse.inventory.v1.ProductInventory>unary(o -> inventory().putProductInventory(
+            PutProductInventoryRequest.newBuilder().setInventory(dev.warehouse.inventory.v1.ProductInventory.newBuilder()
+                .setProductId(product(p)).setWarehouseId(warehouseOf(p, 0)).setQuantity(5).setReorderPoint(10)).build(), o));
+      };
+      case ADJUST_STOCK -> i -> {
+        // A pick from the product's second warehouse, far above its reorder point: no marker moves.
+        int p = key.applyAsInt(i) % data.products;
+        return GrpcTarget.<dev.warehouse.inventory.v1.ProductInventory>unary(o -> inventory().adjustStock(AdjustStockRequest.newBuilder()
+            .setProductId(product(p)).setWarehouseId(warehouseOf(p, 1)).setDelta(-1)
+            .setRequestId(UUID.randomUUID().toString()).build(), o));
       };
     };
   }

@@ -8,8 +8,12 @@ import dev.warehouse.bench.load.Call;
  */
 public interface Target {
 
-  /** The operations: the six reads of the retrieval map, and the two order writes. */
-  enum Op { A1, A2, A3, A4, A5, A6, PLACE_ORDER, UPDATE_STATUS }
+  /**
+   * The operations: the reads of the retrieval map, the two order writes, and the inventory's writes
+   * (W1 PutSerialItem, W2 PutProductInventory, W3 AdjustStock). A7 and the inventory's writes are
+   * measured through the services only.
+   */
+  enum Op { A1, A2, A3, A4, A5, A6, A7, PLACE_ORDER, UPDATE_STATUS, PUT_SERIAL, PUT_STOCK, ADJUST_STOCK }
 
   String name();
 

@@ -35,7 +35,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemResponse;
  * <ul>
  *   <li>{@code dynamodb_client_request_duration_seconds{operation,pattern,outcome}}: latency, with buckets;
  *   <li>{@code dynamodb_consumed_capacity_units_total{operation,pattern,kind}}: read or write capacity units
- *       (requests ask for {@code ReturnConsumedCapacity=TOTAL});
+ *       (requests ask for {@code ReturnConsumedCapacity=TOTAL}; a transaction's read units, its
+ *       ConditionChecks', count as reads);
  *   <li>{@code dynamodb_items_examined_total} and {@code dynamodb_items_returned_total}{@code {operation,pattern}}
  *       for queries and scans: their ratio is what a route costs per item it answers with.
  * </ul>
@@ -81,11 +82,13 @@ public final class DynamoMetrics implements ExecutionInterceptor {
     for (ConsumedCapacity capacity : consumed(response)) {
       if (capacity != null && capacity.capacityUnits() != null) {
         consumedUnits += capacity.capacityUnits();
-        Counter.builder("dynamodb.consumed.capacity.units")
-            .description("capacity units consumed, by access pattern")
-            .tags("operation", operation, "pattern", pattern, "kind", isRead(operation) ? "read" : "write")
-            .register(registry)
-            .increment(capacity.capacityUnits());
+        if (capacity.readCapacityUnits() != null || capacity.writeCapacityUnits() != null) {
+          // A transaction splits them: its ConditionChecks are reads, whatever the operation's name says.
+          countUnits(operation, pattern, "read", capacity.readCapacityUnits());
+          countUnits(operation, pattern, "write", capacity.writeCapacityUnits());
+        } else {
+          countUnits(operation, pattern, isRead(operation) ? "read" : "write", capacity.capacityUnits());
+        }
       }
     }
     countKeys(context.request(), pattern, consumedUnits);
@@ -114,6 +117,17 @@ public final class DynamoMetrics implements ExecutionInterceptor {
     for (String key : keys) {
       hotKeys.record(pattern, key, consumedUnits / keys.size());
     }
+  }
+
+  private void countUnits(String operation, String pattern, String kind, Double units) {
+    if (units == null) {
+      return;
+    }
+    Counter.builder("dynamodb.consumed.capacity.units")
+        .description("capacity units consumed, by access pattern")
+        .tags("operation", operation, "pattern", pattern, "kind", kind)
+        .register(registry)
+        .increment(units);
   }
 
   private void record(ExecutionAttributes attributes, String operation, String pattern, String outcome) {
