@@ -492,20 +492,20 @@ def install_consumed_capacity():
             return answer(result, mode, consumed, True)
         return handler
 
+    def take(args, kwargs, index, name):
+        """Removes one argument moto's method takes by position or by name, and returns it."""
+        if len(args) > index:
+            value, args[index] = args[index], None
+            return value
+        return kwargs.pop(name, None)
+
     original_table_query = Table.query
 
     def table_query(self, hash_key, *args, **kwargs):
         """Table.query without its filter and projection, summing the size of what it read, then with them."""
         args = list(args)
-        projection = filter_expression = None
-        if len(args) > 5:
-            projection, args[5] = args[5], None
-        else:
-            projection = kwargs.pop("projection_expressions", None)
-        if len(args) > 8:
-            filter_expression, args[8] = args[8], None
-        else:
-            filter_expression = kwargs.pop("filter_expression", None)
+        projection = take(args, kwargs, 5, "projection_expressions")
+        filter_expression = take(args, kwargs, 8, "filter_expression")
         results, scanned_count, last_evaluated_key = original_table_query(self, hash_key, *args, **kwargs)
         return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
 
@@ -514,15 +514,8 @@ def install_consumed_capacity():
     def table_scan(self, filters, *args, **kwargs):
         """Table.scan likewise (its legacy ScanFilter still applies first, as moto has it)."""
         args = list(args)
-        projection = filter_expression = None
-        if len(args) > 2:
-            filter_expression, args[2] = args[2], None
-        else:
-            filter_expression = kwargs.pop("filter_expression", None)
-        if len(args) > 5:
-            projection, args[5] = args[5], None
-        else:
-            projection = kwargs.pop("projection_expression", None)
+        filter_expression = take(args, kwargs, 2, "filter_expression")
+        projection = take(args, kwargs, 5, "projection_expression")
         results, scanned_count, last_evaluated_key = original_table_scan(self, filters, *args, **kwargs)
         return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
 

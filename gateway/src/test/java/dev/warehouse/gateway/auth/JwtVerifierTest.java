@@ -67,11 +67,16 @@ class JwtVerifierTest {
     }
   }
 
+  /** An ES256 verifier on {@code keys}, remembering up to {@code cachedTokens} verified tokens. */
+  private static JwtVerifier es256(JWKSource<SecurityContext> keys, Clock clock, int cachedTokens) {
+    return new JwtVerifier(keys, Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER, TestTokens.AUDIENCE, "roles",
+        Duration.ofSeconds(60), clock, cachedTokens);
+  }
+
   @Test
   void aVerifiedToken_isRemembered_andItsSignatureNotCheckedAgain() {
     CountingKeys keys = new CountingKeys();
-    JwtVerifier verifier = new JwtVerifier(keys, Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER, TestTokens.AUDIENCE,
-        "roles", Duration.ofSeconds(60), CLOCK, 10);
+    JwtVerifier verifier = es256(keys, CLOCK, 10);
     String token = TestTokens.sign(EC, TestTokens.claims("alice", NOW, "debugger").build());
     assertThat(verifier.verify(token).identity()).isEqualTo("alice");
     assertThat(verifier.verify(token).roles()).containsExactly("debugger");
@@ -87,8 +92,7 @@ class JwtVerifierTest {
   @Test
   void withoutACache_everyCallChecksTheSignature() {
     CountingKeys keys = new CountingKeys();
-    JwtVerifier verifier = new JwtVerifier(keys, Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER, TestTokens.AUDIENCE,
-        "roles", Duration.ofSeconds(60), CLOCK, 0);
+    JwtVerifier verifier = es256(keys, CLOCK, 0);
     String token = TestTokens.sign(EC, TestTokens.claims("alice", NOW, "debugger").build());
     verifier.verify(token);
     verifier.verify(token);
@@ -99,8 +103,7 @@ class JwtVerifierTest {
   @Test
   void aRememberedToken_expiresAsTheVerifierWouldJudgeIt() {
     TestClock clock = new TestClock(NOW);
-    JwtVerifier verifier = new JwtVerifier(new CountingKeys(), Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER,
-        TestTokens.AUDIENCE, "roles", Duration.ofSeconds(60), clock, 10);
+    JwtVerifier verifier = es256(new CountingKeys(), clock, 10);
     String token = TestTokens.sign(EC, expiringAt(NOW.plusSeconds(300)));
     assertThat(verifier.verify(token).identity()).isEqualTo("alice");
     clock.advance(Duration.ofSeconds(359));
@@ -115,8 +118,7 @@ class JwtVerifierTest {
     ECKey next = TestTokens.ecKey("ec-2");
     TestTokens.writeJwks(jwks, EC, next);
     try (JwksSource source = JwksSource.ofFile(jwks, Duration.ofMillis(50))) {
-      JwtVerifier verifier = new JwtVerifier(source, Set.of(JWSAlgorithm.ES256), TestTokens.ISSUER,
-          TestTokens.AUDIENCE, "roles", Duration.ofSeconds(60), CLOCK, 10);
+      JwtVerifier verifier = es256(source, CLOCK, 10);
       String token = TestTokens.sign(EC, TestTokens.claims("alice", NOW, "debugger").build());
       assertThat(verifier.verify(token).identity()).isEqualTo("alice");
       Object before = source.current();
