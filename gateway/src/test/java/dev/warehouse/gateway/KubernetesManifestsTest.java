@@ -9,6 +9,8 @@ import dev.warehouse.gateway.tools.DevTokens;
 import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.order.OrderMain;
+import dev.warehouse.runtime.audit.AuditPushgateway;
+import dev.warehouse.runtime.audit.PacedScan;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.server.HealthProbe;
 import dev.warehouse.runtime.tls.PeerIdentity;
@@ -19,6 +21,8 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.IntOrString;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.Probe;
@@ -31,12 +35,15 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.batch.v1.CronJob;
+import io.fabric8.kubernetes.api.model.batch.v1.JobSpec;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyIngressRule;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPort;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -76,7 +83,9 @@ import tools.jackson.databind.json.JsonMapper;
  * aside), and checks the objects against what the processes read, as {@link ComposeFileTest} does for
  * compose: every variable is one the process reads, ports and probes are the processes' defaults, the
  * shutdown fits in the grace period, the pods are locked down, the gateway resolves the backends'
- * headless Services, and the ConfigMaps are the repository's files byte for byte.
+ * headless Services, and the ConfigMaps are the repository's files byte for byte. The audits' CronJobs are
+ * held to the same rules, run their service's jar on its table under their own ServiceAccount, daily as
+ * the AuditNotRunning alert assumes, and push to the Pushgateway that Prometheus scrapes.
  *
  * <p>The local overlay reads development credentials from its ignored secrets/ directory; the test renders
  * a copy of deploy/ with credentials made by the same commands as make-secrets.sh, so it needs no setup
@@ -87,6 +96,16 @@ class KubernetesManifestsTest {
   private static final Path ROOT = StackProcess.ROOT;
   private static final List<String> PROCESSES = List.of("inventory-service", "order-service", "gateway");
   private static final List<String> BACKENDS = List.of("inventory-service", "order-service");
+  /** Each audit's CronJob and the service whose jar (and image, and settings) it runs. */
+  private static final Map<String, String> AUDITS = Map.of("inventory-audit", "inventory-service", "order-audit", "order-service");
+  /** The audits' ServiceAccount, which EKS Pod Identity binds to the template's AuditRole (docs/operations.md). */
+  private static final String AUDIT_ACCOUNT = "warehouse-audit";
+  private static final String PUSHGATEWAY = "pushgateway";
+  /** The settings that say which table a process reads: an audit must read the one its service writes. */
+  private static final List<String> TABLE_SETTINGS = List.of("AWS_REGION", "TABLE_NAME", "DYNAMODB_ENDPOINT",
+      InventoryMain.LOW_STOCK_SHARDS);
+  private static final Pattern DAILY = Pattern.compile("(\\d{1,2}) (\\d{1,2}) \\* \\* \\*");
+  private static final Pattern NOT_RUNNING_AFTER = Pattern.compile("> (\\d+) \\* 86400");
   /** The JVM's own variable (the Dockerfile sets it too); every other one must be the process's. */
   private static final String JVM_OPTIONS = "JAVA_TOOL_OPTIONS";
   /** What production's operator creates (deploy/k8s/overlays/production/kustomization.yaml says so). */
@@ -109,7 +128,8 @@ class KubernetesManifestsTest {
       "apps/v1/Deployment", Deployment.class,
       "autoscaling/v2/HorizontalPodAutoscaler", HorizontalPodAutoscaler.class,
       "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class,
-      "networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class);
+      "networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class,
+      "batch/v1/CronJob", CronJob.class);
 
   @TempDir
   static Path work;
@@ -288,6 +308,64 @@ class KubernetesManifestsTest {
     return deployment(overlay, name).getSpec().getTemplate().getMetadata().getLabels();
   }
 
+  private static CronJob cronJob(String overlay, String name) {
+    return one(overlay, CronJob.class, name);
+  }
+
+  private static JobSpec job(String overlay, String audit) {
+    return cronJob(overlay, audit).getSpec().getJobTemplate().getSpec();
+  }
+
+  private static PodSpec auditPod(String overlay, String audit) {
+    return job(overlay, audit).getTemplate().getSpec();
+  }
+
+  private static Container auditContainer(String overlay, String audit) {
+    List<Container> containers = auditPod(overlay, audit).getContainers();
+    assertThat(containers).as(overlay + " " + audit + " containers").hasSize(1);
+    return containers.get(0);
+  }
+
+  private static Map<String, String> literalEnv(String what, Container container) {
+    Map<String, String> env = new LinkedHashMap<>();
+    for (EnvVar variable : container.getEnv()) {
+      assertThat(env).as(what + ": " + variable.getName() + " set once").doesNotContainKey(variable.getName());
+      env.put(variable.getName(), variable.getValue() != null ? variable.getValue() : "valueFrom");
+    }
+    return env;
+  }
+
+  /** Every pod template the overlay runs, by the name of its Deployment or CronJob. */
+  private static Map<String, PodSpec> podTemplates(String overlay) {
+    Map<String, PodSpec> pods = new LinkedHashMap<>();
+    all(overlay, Deployment.class).forEach(d -> pods.put(d.getMetadata().getName(), d.getSpec().getTemplate().getSpec()));
+    all(overlay, CronJob.class).forEach(c -> pods.put(c.getMetadata().getName(),
+        c.getSpec().getJobTemplate().getSpec().getTemplate().getSpec()));
+    return pods;
+  }
+
+  /**
+   * Whether a NetworkPolicy's {@code selector} picks {@code labels}, as Kubernetes reads it: an empty
+   * selector picks every pod. Only the In operator is used here.
+   */
+  private static boolean selects(LabelSelector selector, Map<String, String> labels) {
+    if (selector == null) {
+      return false;
+    }
+    if (selector.getMatchLabels() != null && !labels.entrySet().containsAll(selector.getMatchLabels().entrySet())) {
+      return false;
+    }
+    if (selector.getMatchExpressions() != null) {
+      for (LabelSelectorRequirement requirement : selector.getMatchExpressions()) {
+        assertThat(requirement.getOperator()).as("a selector operator this test reads").isEqualTo("In");
+        if (!requirement.getValues().contains(labels.get(requirement.getKey()))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
   // ---- the checks ----
 
   @Test
@@ -444,9 +522,11 @@ class KubernetesManifestsTest {
   @ParameterizedTest
   @ValueSource(strings = {"local", "production"})
   void everyContainer_runsAsNonRoot_readOnly_withoutPrivileges_withATmpVolume(String overlay) {
-    for (Deployment deployment : all(overlay, Deployment.class)) {
-      String name = overlay + " " + deployment.getMetadata().getName();
-      PodSpec pod = deployment.getSpec().getTemplate().getSpec();
+    Map<String, PodSpec> pods = podTemplates(overlay);
+    assertThat(pods).containsKeys(AUDITS.keySet().toArray(String[]::new)).containsKey(PUSHGATEWAY);
+    for (var entry : pods.entrySet()) {
+      String name = overlay + " " + entry.getKey();
+      PodSpec pod = entry.getValue();
       assertThat(pod.getSecurityContext().getRunAsNonRoot()).as(name + " runAsNonRoot").isTrue();
       assertThat(pod.getAutomountServiceAccountToken()).as(name + " automountServiceAccountToken").isFalse();
       Set<String> emptyDirs = new HashSet<>();
@@ -460,6 +540,15 @@ class KubernetesManifestsTest {
         assertThat(container.getSecurityContext().getReadOnlyRootFilesystem()).as(name + " readOnlyRootFilesystem").isTrue();
         assertThat(container.getSecurityContext().getCapabilities().getDrop()).as(name + " capabilities").containsExactly("ALL");
         assertThat(container.getSecurityContext().getCapabilities().getAdd()).as(name + " capabilities added").isNullOrEmpty();
+        if (entry.getKey().equals(PUSHGATEWAY)) {
+          // A Go binary needs no /tmp; what it writes is its persistence file, on a volume of the pod's.
+          String file = container.getArgs().stream().filter(arg -> arg.startsWith("--persistence.file="))
+              .findFirst().orElseThrow().substring("--persistence.file=".length());
+          assertThat(container.getVolumeMounts()).as(name + ": the persistence file on an emptyDir")
+              .anyMatch(mount -> Path.of(file).getParent().equals(Path.of(mount.getMountPath()))
+                  && emptyDirs.contains(mount.getName()) && !Boolean.TRUE.equals(mount.getReadOnly()));
+          continue;
+        }
         assertThat(container.getVolumeMounts()).as(name + ": a writable /tmp on a read-only root")
             .anyMatch(mount -> mount.getMountPath().equals("/tmp") && emptyDirs.contains(mount.getName()));
       }
@@ -481,6 +570,13 @@ class KubernetesManifestsTest {
           assertThat(dockerfile).contains("ENTRYPOINT [\"java\", \"-jar\", \"" + jar + "\"]");
         }
       }
+    }
+    // The audits run the image's entrypoint (java -jar the jar) with their arguments, as the image's user.
+    for (String audit : AUDITS.keySet()) {
+      Long user = auditPod(overlay, audit).getSecurityContext().getRunAsUser();
+      assertThat(dockerfile).contains("USER " + user, "--uid " + user);
+      assertThat(auditContainer(overlay, audit).getCommand()).as(overlay + " " + audit + ": the image's entrypoint").isNullOrEmpty();
+      assertThat(dockerfile).contains("ENTRYPOINT [\"java\", \"-jar\", ");
     }
   }
 
@@ -536,6 +632,52 @@ class KubernetesManifestsTest {
         .anyMatch(p -> p.getPort().getIntVal() == GatewayConfig.DEFAULT_GRPC_PORT));
     assertThat(ingressFrom(gateway, GatewayConfig.DEFAULT_METRICS_PORT)).singleElement()
         .satisfies(peer -> assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "prometheus")));
+
+    // The audits: nothing in; out, DynamoDB's HTTPS and the Pushgateway's port on its pods, nothing else.
+    int pushgatewayPort = pushgatewayPort(overlay);
+    Map<String, String> pushgatewayPods = podLabels(overlay, PUSHGATEWAY);
+    for (String audit : AUDITS.keySet()) {
+      Map<String, String> labels = job(overlay, audit).getTemplate().getMetadata().getLabels();
+      List<NetworkPolicy> policies = all(overlay, NetworkPolicy.class).stream()
+          .filter(p -> selects(p.getSpec().getPodSelector(), labels)).toList();
+      assertThat(policies).extracting(p -> p.getMetadata().getName()).as(overlay + " " + audit + " policies")
+          .contains("default-deny", "allow-dns", AUDIT_ACCOUNT);
+      assertThat(policies).as(overlay + " " + audit + ": nothing calls an audit")
+          .allSatisfy(p -> assertThat(p.getSpec().getIngress()).isNullOrEmpty());
+      NetworkPolicy own = one(overlay, NetworkPolicy.class, AUDIT_ACCOUNT);
+      assertThat(own.getSpec().getPolicyTypes()).contains("Egress");
+      assertThat(own.getSpec().getEgress()).hasSize(2).allSatisfy(rule -> assertThat(rule.getPorts()).singleElement()
+          .satisfies(port -> assertThat(port.getPort().getIntVal()).isIn(443, pushgatewayPort)));
+      assertThat(own.getSpec().getEgress()).anyMatch(rule -> rule.getPorts().get(0).getPort().getIntVal() == pushgatewayPort
+          && rule.getTo().size() == 1 && rule.getTo().get(0).getNamespaceSelector() == null
+          && Map.of("app.kubernetes.io/name", PUSHGATEWAY).equals(rule.getTo().get(0).getPodSelector().getMatchLabels())
+          && selects(rule.getTo().get(0).getPodSelector(), pushgatewayPods));
+    }
+    // The Pushgateway: pushes from the audits' pods only, scrapes from Prometheus's; it calls nothing.
+    NetworkPolicy pushgateway = one(overlay, NetworkPolicy.class, PUSHGATEWAY);
+    assertThat(selects(pushgateway.getSpec().getPodSelector(), pushgatewayPods)).isTrue();
+    assertThat(pushgateway.getSpec().getPolicyTypes()).containsExactlyInAnyOrder("Ingress", "Egress");
+    assertThat(pushgateway.getSpec().getEgress()).isNullOrEmpty();
+    assertThat(pushgateway.getSpec().getIngress()).allSatisfy(rule -> assertThat(rule.getFrom()).isNotEmpty());
+    assertThat(ingressFrom(pushgateway, pushgatewayPort)).hasSize(2).anySatisfy(peer -> {
+      assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", AUDIT_ACCOUNT));
+      assertThat(peer.getNamespaceSelector()).as("the audits of this namespace only").isNull();
+    }).anySatisfy(peer ->
+        assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "prometheus")));
+    for (String audit : AUDITS.keySet()) {
+      assertThat(job(overlay, audit).getTemplate().getMetadata().getLabels()).containsEntry("app.kubernetes.io/name", AUDIT_ACCOUNT);
+    }
+  }
+
+  /** The port of the Pushgateway's Service, which must reach its container's port. */
+  private static int pushgatewayPort(String overlay) {
+    Service service = one(overlay, Service.class, PUSHGATEWAY);
+    assertThat(selects(service.getSpec().getSelector(), podLabels(overlay, PUSHGATEWAY))).isTrue();
+    ServicePort port = service.getSpec().getPorts().stream().filter(p -> p.getName().equals("http")).findFirst().orElseThrow();
+    Container container = container(overlay, PUSHGATEWAY);
+    assertThat(container.getPorts()).anyMatch(p -> new IntOrString(p.getName()).equals(port.getTargetPort())
+        && p.getContainerPort().equals(port.getPort()));
+    return port.getPort();
   }
 
   /** The peers of the ingress rules that open {@code port}. */
@@ -566,20 +708,28 @@ class KubernetesManifestsTest {
     assertThat(prometheus.getData().get("prometheus.yml")).isEqualTo(Files.readString(ROOT.resolve("deploy/prometheus/kubernetes.yml")));
 
     // One job per process, named as in compose (the alerts select on job), keeping that process's pods on
-    // the container port the Deployment names "metrics".
+    // the container port the Deployment names "metrics"; and one for the Pushgateway, on its one port,
+    // honouring the pushed labels (job="warehouse_audit", audit) that the audit alerts select on.
     Map<String, Object> config = new Yaml().load(prometheus.getData().get("prometheus.yml"));
     assertThat((List<String>) config.get("rule_files")).containsExactly("alerts.yml");
     Map<String, List<Map<String, Object>>> relabels = new HashMap<>();
+    Map<String, Object> honorLabels = new HashMap<>();
     for (Map<String, Object> job : (List<Map<String, Object>>) config.get("scrape_configs")) {
       relabels.put((String) job.get("job_name"), (List<Map<String, Object>>) job.get("relabel_configs"));
+      honorLabels.put((String) job.get("job_name"), job.getOrDefault("honor_labels", false));
     }
-    assertThat(relabels).containsOnlyKeys(PROCESSES);
+    List<String> jobs = new ArrayList<>(PROCESSES);
+    jobs.add(PUSHGATEWAY);
+    assertThat(relabels).containsOnlyKeys(jobs);
     relabels.forEach((job, rules) -> {
+      String port = job.equals(PUSHGATEWAY) ? "http" : "metrics";
       assertThat(rules).anyMatch(rule -> "keep".equals(rule.get("action")) && job.equals(rule.get("regex"))
           && List.of("__meta_kubernetes_pod_label_app_kubernetes_io_name").equals(rule.get("source_labels")));
-      assertThat(rules).anyMatch(rule -> "keep".equals(rule.get("action")) && "metrics".equals(rule.get("regex"))
+      assertThat(rules).anyMatch(rule -> "keep".equals(rule.get("action")) && port.equals(rule.get("regex"))
           && List.of("__meta_kubernetes_pod_container_port_name").equals(rule.get("source_labels")));
       assertThat(podLabels(overlay, job)).containsEntry("app.kubernetes.io/name", job);
+      assertThat(container(overlay, job).getPorts()).as(overlay + " " + job + " port " + port).anyMatch(p -> p.getName().equals(port));
+      assertThat(honorLabels.get(job)).as(job + " honor_labels").isEqualTo(job.equals(PUSHGATEWAY));
     });
   }
 
@@ -753,6 +903,14 @@ class KubernetesManifestsTest {
     for (String name : PROCESSES) {
       assertThat(container("local", name).getImage()).isEqualTo("warehouse/" + name + ":local");
     }
+    // The audits read moto too, through its policy.
+    for (String audit : AUDITS.keySet()) {
+      assertThat(literalEnv(audit, auditContainer("local", audit))).containsEntry("DYNAMODB_ENDPOINT", "http://moto:5000");
+      Map<String, String> labels = job("local", audit).getTemplate().getMetadata().getLabels();
+      assertThat(one("local", NetworkPolicy.class, "moto").getSpec().getIngress())
+          .anyMatch(rule -> rule.getFrom().stream().anyMatch(peer -> selects(peer.getPodSelector(), labels)));
+      assertThat(selects(one("local", NetworkPolicy.class, "services-to-moto").getSpec().getPodSelector(), labels)).isTrue();
+    }
   }
 
   @Test
@@ -765,11 +923,140 @@ class KubernetesManifestsTest {
       String image = container("production", name).getImage();
       assertThat(image).startsWith("warehouse/" + name + ":").doesNotEndWith(":local").doesNotEndWith(":latest");
     }
+    List<String> deployments = new ArrayList<>(PROCESSES);
+    deployments.add(PUSHGATEWAY);
     assertThat(all("production", Deployment.class)).extracting(d -> d.getMetadata().getName())
-        .containsExactlyInAnyOrderElementsOf(PROCESSES);
-    // The SDK's credentials come from the EKS Pod Identity agent.
-    assertThat(one("production", NetworkPolicy.class, "services-to-pod-identity-agent").getSpec().getEgress())
+        .containsExactlyInAnyOrderElementsOf(deployments);
+    // The SDK's credentials come from the EKS Pod Identity agent, for the services and the audits alike.
+    NetworkPolicy podIdentity = one("production", NetworkPolicy.class, "services-to-pod-identity-agent");
+    assertThat(podIdentity.getSpec().getEgress())
         .singleElement().satisfies(rule -> assertThat(rule.getTo()).anyMatch(peer -> peer.getIpBlock() != null
             && peer.getIpBlock().getCidr().equals("169.254.170.23/32")));
+    for (String backend : BACKENDS) {
+      assertThat(selects(podIdentity.getSpec().getPodSelector(), podLabels("production", backend))).as(backend).isTrue();
+    }
+    for (String audit : AUDITS.keySet()) {
+      assertThat(literalEnv(audit, auditContainer("production", audit))).doesNotContainKey("DYNAMODB_ENDPOINT");
+      assertThat(selects(podIdentity.getSpec().getPodSelector(), job("production", audit).getTemplate().getMetadata().getLabels()))
+          .as(audit).isTrue();
+    }
+  }
+
+  /**
+   * Each audit is a daily CronJob that runs its service's jar with {@code audit}, on the service's image
+   * and table, under the audits' own ServiceAccount, and pushes its outcome to the Pushgateway's Service:
+   * one run at a time, few retries, a deadline, its pods kept for their logs.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  void audits_runDaily_asTheirServicesJar_underTheAuditAccount_andPushToThePushgateway(String overlay) throws IOException {
+    ServiceAccount account = one(overlay, ServiceAccount.class, AUDIT_ACCOUNT);
+    assertThat(account.getAutomountServiceAccountToken()).isFalse();
+    assertThat(AUDIT_ACCOUNT).isNotIn(PROCESSES); // Pod Identity binds one role per ServiceAccount
+    String pushgateway = "http://" + one(overlay, Service.class, PUSHGATEWAY).getMetadata().getName() + ":" + pushgatewayPort(overlay);
+    // AuditNotRunning fires when no run has ended for N days; the schedule must end one well within that.
+    Matcher rule = NOT_RUNNING_AFTER.matcher(alertExpression("AuditNotRunning"));
+    assertThat(rule.find()).as("AuditNotRunning's threshold, in days").isTrue();
+    Duration notRunningAfter = Duration.ofDays(Long.parseLong(rule.group(1)));
+    Set<Integer> minutes = new HashSet<>();
+
+    for (var entry : AUDITS.entrySet()) {
+      String audit = entry.getKey();
+      String service = entry.getValue();
+      String what = overlay + " " + audit;
+      CronJob cron = cronJob(overlay, audit);
+      Matcher daily = DAILY.matcher(cron.getSpec().getSchedule());
+      assertThat(daily.matches()).as(what + " schedule " + cron.getSpec().getSchedule() + ": once a day").isTrue();
+      assertThat(Integer.parseInt(daily.group(1))).as(what + " minute").isBetween(0, 59);
+      assertThat(Integer.parseInt(daily.group(2))).as(what + " hour").isBetween(0, 23);
+      assertThat(minutes.add(Integer.parseInt(daily.group(2)) * 60 + Integer.parseInt(daily.group(1))))
+          .as(what + ": not at the same time as the other audit").isTrue();
+      assertThat(cron.getSpec().getTimeZone()).as(what + ": the schedule does not follow the controller's zone").isNotBlank();
+      assertThat(cron.getSpec().getConcurrencyPolicy()).isEqualTo("Forbid");
+      assertThat(cron.getSpec().getSuccessfulJobsHistoryLimit()).isBetween(1, 10);
+      assertThat(cron.getSpec().getFailedJobsHistoryLimit()).as(what + ": a failed run's findings are in its log").isBetween(1, 10);
+
+      JobSpec job = job(overlay, audit);
+      assertThat(job.getBackoffLimit()).as(what + " backoffLimit").isBetween(0, 2);
+      assertThat(job.getActiveDeadlineSeconds()).as(what + " activeDeadlineSeconds").isNotNull().isPositive();
+      long startingDeadline = cron.getSpec().getStartingDeadlineSeconds() == null ? 0 : cron.getSpec().getStartingDeadlineSeconds();
+      // The latest a run can end after the one before it ended: a day, started late, running to its deadline.
+      assertThat(Duration.ofDays(1).plusSeconds(startingDeadline + job.getActiveDeadlineSeconds()))
+          .as(what + ": the longest gap between two runs' ends, within AuditNotRunning's threshold").isLessThan(notRunningAfter);
+      // Findings (1) and bad arguments (2) are a verdict: retrying would only scan the table again.
+      assertThat(job.getPodFailurePolicy().getRules()).anySatisfy(r -> {
+        assertThat(r.getAction()).isEqualTo("FailJob");
+        assertThat(r.getOnExitCodes().getOperator()).isEqualTo("In");
+        assertThat(r.getOnExitCodes().getValues()).containsExactlyInAnyOrder(1, 2);
+      });
+
+      PodSpec pod = auditPod(overlay, audit);
+      assertThat(pod.getRestartPolicy()).isEqualTo("Never");
+      assertThat(pod.getServiceAccountName()).isEqualTo(AUDIT_ACCOUNT);
+      assertThat(pod.getAutomountServiceAccountToken()).isFalse();
+
+      Container container = auditContainer(overlay, audit);
+      assertThat(container.getImage()).as(what + ": the service's image").isEqualTo(container(overlay, service).getImage());
+      List<String> args = container.getArgs();
+      assertThat(args).first().isEqualTo("audit");
+      PacedScan.Options.parse(args.subList(1, args.size()).toArray(String[]::new)); // the options the command takes
+
+      // Only variables the audit reads, the table its service uses, and the Pushgateway's Service.
+      Map<String, String> env = literalEnv(what, container);
+      Set<String> own = new HashSet<>(env.keySet());
+      own.remove(JVM_OPTIONS);
+      // ServiceConfig.variables(), and for the inventory audit its shard count (InventoryMain.variables()).
+      assertThat(variablesRead(service)).as(what + " reads").containsAll(own);
+      assertThat(env.values()).as(what + ": nothing secret").doesNotContain("valueFrom");
+      Map<String, String> serviceEnv = env(overlay, service);
+      for (String setting : TABLE_SETTINGS) {
+        assertThat(env.get(setting)).as(what + " " + setting + ", as " + service + " has it").isEqualTo(serviceEnv.get(setting));
+      }
+      assertThat(env).containsEntry("AUDIT_PUSHGATEWAY_URL", pushgateway);
+      ServiceConfig config = ServiceConfig.fromEnvironment(service, defaultGrpcPort(service), defaultMetricsPort(service), env);
+      assertThat(config.auditPushgateway()).contains(URI.create(pushgateway));
+
+      // The heap follows the limit as for the services; nothing else runs beside it (no probes).
+      assertThat(env.get(JVM_OPTIONS)).contains("-XX:MaxRAMPercentage=").doesNotContain("-Xmx");
+      assertThat(container.getResources().getRequests()).containsKeys("cpu", "memory");
+      long limit = Quantity.getAmountInBytes(container.getResources().getLimits().get("memory")).longValueExact();
+      Matcher percentage = MAX_RAM_PERCENTAGE.matcher(env.get(JVM_OPTIONS));
+      assertThat(percentage.find()).isTrue();
+      long heap = (long) (limit * Double.parseDouble(percentage.group(1)) / 100);
+      assertThat(heap).as(what + " heap").isGreaterThanOrEqualTo(MEASURED_HEAP);
+      assertThat(limit - heap).as(what + " memory beside the heap").isGreaterThanOrEqualTo(NON_HEAP);
+    }
+  }
+
+  /** The Pushgateway: compose's image, one replica, probed on its own endpoints, scraped as job pushgateway. */
+  @ParameterizedTest
+  @ValueSource(strings = {"local", "production"})
+  @SuppressWarnings("unchecked")
+  void pushgateway_isComposesImage_oneReplica_probedOnItsEndpoints(String overlay) throws IOException {
+    Map<String, Object> compose = new Yaml().load(Files.readString(ROOT.resolve("docker-compose.yml")));
+    Map<String, Object> services = (Map<String, Object>) compose.get("services");
+    Container container = container(overlay, PUSHGATEWAY);
+    assertThat(container.getImage()).isEqualTo(((Map<String, Object>) services.get(PUSHGATEWAY)).get("image"));
+    assertThat(deployment(overlay, PUSHGATEWAY).getSpec().getReplicas()).as("one store").isEqualTo(1);
+    assertThat(container.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/-/ready");
+    assertThat(container.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/-/healthy");
+    assertThat(container.getResources().getRequests()).containsKeys("cpu", "memory");
+    assertThat(container.getResources().getLimits()).containsKey("memory");
+    // The audits' alerts select on the pushed job label, which only honor_labels keeps.
+    assertThat(alertExpression("MetricsTargetDown")).contains(PUSHGATEWAY);
+    assertThat(AuditPushgateway.JOB).isNotEqualTo(PUSHGATEWAY);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static String alertExpression(String alert) throws IOException {
+    Map<String, Object> rules = new Yaml().load(Files.readString(ROOT.resolve("deploy/prometheus/alerts.yml")));
+    for (Map<String, Object> group : (List<Map<String, Object>>) rules.get("groups")) {
+      for (Map<String, Object> rule : (List<Map<String, Object>>) group.get("rules")) {
+        if (alert.equals(rule.get("alert"))) {
+          return (String) rule.get("expr");
+        }
+      }
+    }
+    throw new AssertionError("no alert " + alert + " in deploy/prometheus/alerts.yml");
   }
 }
