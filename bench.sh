@@ -13,10 +13,6 @@ if ! command -v nginx >/dev/null 2>&1 && [ -z "${NGINX_BIN:-}" ]; then
     exit 1
   fi
 fi
-for jar in inventory-service order-service gateway bench; do
-  if [ ! -f "$jar/target/$jar.jar" ]; then
-    ./mvnw -B -q -DskipTests package
-    break
-  fi
-done
+# Always from the sources as they are: a jar left from an earlier build would measure older code.
+./mvnw -B -q -DskipTests package
 exec java -Dproject.root="$PWD" -jar bench/target/bench.jar "$@"

@@ -177,7 +177,7 @@ public final class BenchMain {
         + "It starts what it measures itself (moto through our launcher, the services and the gateway from "
         + "their jars, a stand-in backend and nginx), runs every scenario, and wrote this file in "
         + took.toMinutes() + " min " + took.toSecondsPart() + " s.\n\n"
-        + "## Reproduce\n\n```sh\n./bench.sh            # builds the jars when missing, then runs every scenario (under 20 min)\n"
+        + "## Reproduce\n\n```sh\n./bench.sh            # builds the jars, then runs every scenario (about 25 min)\n"
         + "./bench.sh --quick    # a five-minute smoke run of the same tool\n```\n\n"
         + "## Machine\n\n" + machine() + "\n"
         + "Small and noisy machines: numbers are medians of repeated runs, and ratios are measured side by side "

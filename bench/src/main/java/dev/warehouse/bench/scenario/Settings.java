@@ -42,12 +42,12 @@ public record Settings(
   public static Settings full() {
     return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(2), 15, Duration.ofSeconds(6), 200, 5,
         Duration.ofMillis(2500), 1000, 32, List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400,
-        Duration.ofSeconds(20), Duration.ofSeconds(30), 3, 150, 50);
+        Duration.ofSeconds(20), Duration.ofSeconds(30), 3, 80, 50);
   }
 
   public static Settings quick() {
     return new Settings(1, Duration.ofMillis(300), Duration.ofSeconds(1), 10, Duration.ofSeconds(1), 200, 2,
         Duration.ofMillis(500), 200, 8, List.of(200, 2_000), Duration.ofSeconds(10), 400,
-        Duration.ofSeconds(4), Duration.ofSeconds(6), 1, 150, 5);
+        Duration.ofSeconds(4), Duration.ofSeconds(6), 1, 60, 5);
   }
 }
