@@ -76,6 +76,18 @@ public final class AuditTrail implements ServerInterceptor {
   private static final ThreadPoolExecutor WRITER = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
       new ArrayBlockingQueue<>(10_000), DaemonThreads.named("audit-trail"), new ThreadPoolExecutor.CallerRunsPolicy());
 
+  /**
+   * Waits until every line queued so far is written. A call's line is queued before its status is sent,
+   * so after this a caller that has its answer also has its line: what tests that read the lines need.
+   */
+  static void awaitWritten() throws InterruptedException {
+    try {
+      WRITER.submit(() -> {}).get(10, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException("the audit trail's writer did not drain", e);
+    }
+  }
+
   /** The request type of each audited method, by full name. */
   private final Map<String, Descriptor> writes;
   /** Who calls when nobody authenticates the call (AUTH_MODE=none); null when someone does. */
