@@ -261,19 +261,18 @@ class KubernetesManifestsTest {
   }
 
   private static Container container(String overlay, String name) {
-    List<Container> containers = pod(overlay, name).getContainers();
-    assertThat(containers).as(overlay + " " + name + " containers").hasSize(1);
-    return containers.get(0);
+    return onlyContainer(overlay + " " + name, pod(overlay, name));
+  }
+
+  /** A pod's one container. */
+  private static Container onlyContainer(String what, PodSpec pod) {
+    assertThat(pod.getContainers()).as(what + " containers").hasSize(1);
+    return pod.getContainers().get(0);
   }
 
   /** The literal variables; one set from a Secret reads as "valueFrom". */
   private static Map<String, String> env(String overlay, String name) {
-    Map<String, String> env = new LinkedHashMap<>();
-    for (EnvVar variable : container(overlay, name).getEnv()) {
-      assertThat(env).as(overlay + " " + name + ": " + variable.getName() + " set once").doesNotContainKey(variable.getName());
-      env.put(variable.getName(), variable.getValue() != null ? variable.getValue() : "valueFrom");
-    }
-    return env;
+    return literalEnv(overlay + " " + name, container(overlay, name));
   }
 
   private static int defaultGrpcPort(String name) {
@@ -321,9 +320,7 @@ class KubernetesManifestsTest {
   }
 
   private static Container auditContainer(String overlay, String audit) {
-    List<Container> containers = auditPod(overlay, audit).getContainers();
-    assertThat(containers).as(overlay + " " + audit + " containers").hasSize(1);
-    return containers.get(0);
+    return onlyContainer(overlay + " " + audit, auditPod(overlay, audit));
   }
 
   private static Map<String, String> literalEnv(String what, Container container) {
