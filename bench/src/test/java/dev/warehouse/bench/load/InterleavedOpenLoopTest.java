@@ -77,7 +77,10 @@ class InterleavedOpenLoopTest {
     for (int k = 0; k < 2; k++) {
       assertThat(pools.get(k).getTotalCount()).isEqualTo(first.get(k).count() + second.get(k).count()).isPositive();
     }
-    assertThat(Summary.percentile(pools.get(0), 99)).isLessThan(2);
+    // Each pool holds its own call's latencies: had the slow call's (5 ms and more) landed in the fast
+    // pool, half of it would be slow. Judged below the slow call's floor, not on a fast call's tail,
+    // which a busy machine stretches past any small bound (its p99 once read 2.007 ms against 2).
+    assertThat(Summary.percentile(pools.get(0), 90)).isLessThan(5);
     assertThat(Summary.percentile(pools.get(1), 50)).isGreaterThanOrEqualTo(5);
   }
 
