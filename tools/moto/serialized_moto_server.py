@@ -499,25 +499,20 @@ def install_consumed_capacity():
             return value
         return kwargs.pop(name, None)
 
-    original_table_query = Table.query
+    def billing(original, filter_at, filter_name, projection_at, projection_name):
+        """moto's Table.query or Table.scan (first argument, then the rest) without its filter and
+        projection, given by position or by name: sums the size of what it read, then applies them."""
+        def read(self, first, *args, **kwargs):
+            args = list(args)
+            filter_expression = take(args, kwargs, filter_at, filter_name)
+            projection = take(args, kwargs, projection_at, projection_name)
+            results, scanned_count, last_evaluated_key = original(self, first, *args, **kwargs)
+            return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
+        return read
 
-    def table_query(self, hash_key, *args, **kwargs):
-        """Table.query without its filter and projection, summing the size of what it read, then with them."""
-        args = list(args)
-        projection = take(args, kwargs, 5, "projection_expressions")
-        filter_expression = take(args, kwargs, 8, "filter_expression")
-        results, scanned_count, last_evaluated_key = original_table_query(self, hash_key, *args, **kwargs)
-        return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
-
-    original_table_scan = Table.scan
-
-    def table_scan(self, filters, *args, **kwargs):
-        """Table.scan likewise (its legacy ScanFilter still applies first, as moto has it)."""
-        args = list(args)
-        filter_expression = take(args, kwargs, 2, "filter_expression")
-        projection = take(args, kwargs, 5, "projection_expression")
-        results, scanned_count, last_evaluated_key = original_table_scan(self, filters, *args, **kwargs)
-        return billed(results, filter_expression, projection, scanned_count, last_evaluated_key)
+    # Table.scan's legacy ScanFilter (its first argument) still applies first, as moto has it.
+    table_query = billing(Table.query, 8, "filter_expression", 5, "projection_expressions")
+    table_scan = billing(Table.scan, 2, "filter_expression", 5, "projection_expression")
 
     def billed(results, filter_expression, projection, scanned_count, last_evaluated_key):
         """Counts the bytes of what was read, then filters and projects it as moto would have."""
