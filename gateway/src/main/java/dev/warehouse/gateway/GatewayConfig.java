@@ -1,13 +1,12 @@
 package dev.warehouse.gateway;
 
 import dev.warehouse.gateway.auth.AuthConfig;
-import dev.warehouse.gateway.backend.BackendAddress;
+import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -110,8 +109,8 @@ public record GatewayConfig(
     GatewayConfig config = new GatewayConfig(
         reader.port("GRPC_PORT", DEFAULT_GRPC_PORT),
         reader.port("METRICS_PORT", DEFAULT_METRICS_PORT),
-        backendAddresses(reader, "INVENTORY_ADDRESSES", DEFAULT_INVENTORY_ADDRESSES),
-        backendAddresses(reader, "ORDER_ADDRESSES", DEFAULT_ORDER_ADDRESSES),
+        BackendAddress.read(reader, "INVENTORY_ADDRESSES", DEFAULT_INVENTORY_ADDRESSES),
+        BackendAddress.read(reader, "ORDER_ADDRESSES", DEFAULT_ORDER_ADDRESSES),
         Duration.ofSeconds(reader.positiveLong("BACKEND_RESOLVE_SECONDS", DEFAULT_RESOLVE_PERIOD.getSeconds())),
         Duration.ofMillis(reader.positiveLong("DEFAULT_DEADLINE_MS", DEFAULT_DEADLINE.toMillis())),
         Duration.ofMillis(reader.positiveLong("MIN_FORWARD_BUDGET_MS", DEFAULT_MIN_FORWARD_BUDGET.toMillis())),
@@ -130,24 +129,6 @@ public record GatewayConfig(
           + ") must be less than DEFAULT_DEADLINE_MS (" + config.defaultDeadline().toMillis() + ")");
     }
     return config;
-  }
-
-  /**
-   * A comma-separated list of backend addresses, each {@code host:port} or {@code dns:///name:port}
-   * ({@link BackendAddress}); a malformed one is a start-up error naming the variable and the entry.
-   */
-  private static List<String> backendAddresses(EnvReader reader, String name, String fallback) {
-    String value = reader.string(name, fallback);
-    List<String> entries = new ArrayList<>();
-    for (String part : value.split(",", -1)) {
-      try {
-        entries.add(BackendAddress.parse(part).toString());
-      } catch (IllegalArgumentException e) {
-        reader.problem(name + " must be host:port or dns:///name:port, separated by commas: " + e.getMessage());
-        return List.of();
-      }
-    }
-    return List.copyOf(entries);
   }
 
   /** One line for the start-up log. */

@@ -1,6 +1,6 @@
 package dev.warehouse.gateway;
 
-import dev.warehouse.gateway.backend.AddressLookup;
+import dev.warehouse.runtime.discovery.AddressLookup;
 import dev.warehouse.gateway.tools.CertsCommand;
 import dev.warehouse.gateway.tools.DemoData;
 import dev.warehouse.gateway.tools.DevTokens;

@@ -1,14 +1,36 @@
 package dev.warehouse.order;
 
+import dev.warehouse.inventory.v1.ReservationServiceProto;
 import dev.warehouse.order.audit.OrderAudit;
 import dev.warehouse.order.domain.OrderService;
 import dev.warehouse.order.grpc.OrderGrpcEndpoint;
+import dev.warehouse.order.recovery.OrderRecovery;
+import dev.warehouse.order.stock.InventoryReservations;
 import dev.warehouse.order.store.DynamoOrderRepository;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.discovery.AddressLookup;
+import dev.warehouse.runtime.discovery.BackendAddress;
+import dev.warehouse.runtime.discovery.BackendInstances;
+import dev.warehouse.runtime.discovery.BackendServiceConfig;
+import dev.warehouse.runtime.discovery.EventLoops;
+import dev.warehouse.runtime.server.DaemonThreads;
 import dev.warehouse.runtime.server.ServiceContext;
 import dev.warehouse.runtime.server.ServiceMain;
+import com.google.protobuf.Descriptors.ServiceDescriptor;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.grpc.BindableService;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.micrometer.core.instrument.binder.grpc.MetricCollectingClientInterceptor;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * Starts the order-service ({@code java -jar order-service.jar}), or runs the consistency audit
@@ -20,19 +42,84 @@ public final class OrderMain {
   public static final String SERVICE_NAME = "order-service";
   public static final int DEFAULT_GRPC_PORT = 50053;
   public static final int DEFAULT_METRICS_PORT = 9093;
+  /** The name of the inventory's circuit breaker and instance list (logs, metrics). */
+  public static final String INVENTORY_SERVICE = "inventory-service";
+
+  /** Calls in the inventory breaker's window; half failing opens it (as the gateway's do). */
+  static final int CIRCUIT_WINDOW = 20;
+  static final int CIRCUIT_MIN_CALLS = 10;
+  static final float CIRCUIT_FAILURE_RATE = 50;
+
   private OrderMain() {}
 
   public static void main(String[] args) throws Exception {
+    AddressLookup.disableJvmCache();
     ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
-    ServiceMain.run(args, config, OrderMain::services, OrderAudit::run);
+    OrderSettings settings = OrderSettings.fromEnvironment(System.getenv(), config.tls());
+    java.util.logging.Logger.getLogger(OrderMain.class.getName()).info("event=order_settings " + settings.describe());
+    ServiceMain.run(args, config, services(settings), OrderAudit::run);
+  }
+
+  /** The environment variables the order-service reads. */
+  public static List<String> variables() {
+    List<String> names = new ArrayList<>(ServiceConfig.variables());
+    OrderSettings.variables().stream().filter(name -> !names.contains(name)).forEach(names::add);
+    return names;
   }
 
   /**
-   * The production wiring, shared with the tests; public because the gateway's tests start
-   * order-service instances in-process with it.
+   * The production wiring, shared with the tests; public because the gateway's tests start order-service
+   * instances in-process with it.
    */
-  public static List<BindableService> services(ServiceContext context) {
+  public static Function<ServiceContext, List<BindableService>> services(OrderSettings settings) {
+    return context -> services(context, settings);
+  }
+
+  public static List<BindableService> services(ServiceContext context, OrderSettings settings) {
     DynamoOrderRepository repository = new DynamoOrderRepository(context.store());
-    return List.of(new OrderGrpcEndpoint(new OrderService(repository, context.clock())));
+    OrderService service = new OrderService(repository, inventory(context, settings), context.clock(),
+        settings.stepGrace());
+    if (!settings.recoveryPeriod().isZero()) {
+      context.resources().closeOnStop(new OrderRecovery(service, context.clock(), context.meterRegistry())
+          .start(context.scheduler(), settings.recoveryPeriod()));
+    }
+    return List.of(new OrderGrpcEndpoint(service));
+  }
+
+  /**
+   * The inventory's reservations, over one channel balanced across its instances (looked up as the gateway
+   * looks up its backends), health-checked by the reservation service's name, secured by
+   * {@code INVENTORY_TLS_MODE} with this process's own identity, and guarded by a circuit breaker.
+   */
+  static InventoryReservations inventory(ServiceContext context, OrderSettings settings) {
+    ServiceDescriptor reservations = ReservationServiceProto.getDescriptor().findServiceByName("ReservationService");
+    ServiceContext.Resources resources = context.resources();
+    ScheduledExecutorService resolver = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("inventory-resolver"));
+    resources.closeOnStop(resolver::shutdownNow);
+    BackendInstances instances = resources.closeOnStop(new BackendInstances(INVENTORY_SERVICE,
+        BackendAddress.parseAll(settings.inventoryAddresses()), AddressLookup.SYSTEM, settings.resolvePeriod(), resolver,
+        context.clock()).start());
+    EventLoopGroup loops = EventLoops.group(1, "inventory-client");
+    resources.closeOnStop(() -> loops.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly());
+    ManagedChannel channel = EventLoops.channelTo(instances, loops,
+            context.transport().channelCredentials(settings.inventoryTls()))
+        .defaultServiceConfig(BackendServiceConfig.of(reservations))
+        .disableRetry() // ours, in InventoryReservations: idempotent calls only, within the deadline
+        .intercept(new MetricCollectingClientInterceptor(context.meterRegistry()))
+        .build();
+    resources.closeOnStop(() -> EventLoops.close(List.of(channel)));
+    CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
+        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+        .slidingWindowSize(CIRCUIT_WINDOW)
+        .minimumNumberOfCalls(CIRCUIT_MIN_CALLS)
+        .failureRateThreshold(CIRCUIT_FAILURE_RATE)
+        .waitDurationInOpenState(settings.circuitOpenFor())
+        .permittedNumberOfCallsInHalfOpenState(2)
+        .automaticTransitionFromOpenToHalfOpenEnabled(true)
+        .build());
+    TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(context.meterRegistry());
+    CircuitBreaker breaker = circuits.circuitBreaker(INVENTORY_SERVICE);
+    return new InventoryReservations(channel, breaker, settings.callTimeout(), settings.minCallBudget(),
+        context.scheduler(), BackendServiceConfig.retryableFullNames(reservations), context.meterRegistry());
   }
 }

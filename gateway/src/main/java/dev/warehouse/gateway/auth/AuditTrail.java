@@ -9,7 +9,7 @@ import com.google.protobuf.DynamicMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.rpc.ErrorInfo;
-import dev.warehouse.gateway.backend.BackendServiceConfig;
+import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.server.DaemonThreads;
 import io.grpc.Context;
 import io.grpc.Contexts;

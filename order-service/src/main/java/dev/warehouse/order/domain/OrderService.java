@@ -1,45 +1,171 @@
 package dev.warehouse.order.domain;
 
-import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.NotFoundException;
+import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.paging.Page;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.logging.Logger;
 
-/** The order use cases, in plain Java. Inputs arrive validated. */
+/**
+ * The order use cases, in plain Java. Inputs arrive validated.
+ *
+ * <p>An order buys stock, held in the inventory-service ({@link StockReservations}), whose reservation is
+ * the one truth of whether its stock is held. Placing writes the order PENDING, owing the step
+ * {@link StockStep#PLACE}; holds its lines; confirms the hold; and only then writes it PLACED. Lines that
+ * cannot be held reject it: their reservation is released (or a tombstone left, so that a late hold
+ * fails), and then it is written REJECTED. So a PLACED order always has its stock held, and a REJECTED one
+ * holds none. Cancelling and shipping write the new status with the step it owes (RELEASE, COMMIT), make
+ * the step, and mark it done. Whatever a crash or a lost answer interrupts, the order still owes its step,
+ * and {@link #recover} (the recovery loop's) finishes it; every step is idempotent by order id, so the
+ * inventory moves an order's stock exactly once however often it is repeated.
+ */
 public final class OrderService {
 
   /** Read-modify-write rounds of a status change without expected_version, before giving up with ABORTED. */
   public static final int STATUS_CHANGE_ROUNDS = 3;
 
-  private final OrderRepository repository;
-  private final Clock clock;
+  private static final Logger log = Logger.getLogger(OrderService.class.getName());
 
-  public OrderService(OrderRepository repository, Clock clock) {
+  private final OrderRepository repository;
+  private final StockReservations stock;
+  private final Clock clock;
+  private final Duration stepGrace;
+
+  /**
+   * @param stepGrace how long after a step is owed the recovery takes it over ({@code ORDER_STEP_GRACE_SECONDS}):
+   *                  the call that owes it has had its chance by then
+   */
+  public OrderService(OrderRepository repository, StockReservations stock, Clock clock, Duration stepGrace) {
     this.repository = repository;
+    this.stock = stock;
     this.clock = clock;
+    this.stepGrace = stepGrace;
   }
 
+  /**
+   * Places an order: PLACED with its stock held, or failed with what kept it from being placed. A
+   * replay of the same request answers the same outcome, finishing the placing first if it is PENDING.
+   */
   public CompletableFuture<Order> placeOrder(PlaceOrderCommand command) {
     Instant now = clock.instant();
     Order order = new Order(
         command.orderId().orElseGet(() -> "O-" + UUID.randomUUID()),
         command.customerId(),
         command.orderDate().orElseGet(() -> LocalDate.ofInstant(now, ZoneOffset.UTC)),
-        OrderStatus.PLACED,
+        OrderStatus.PENDING,
         command.total(),
         1,
         now,
-        now);
-    return repository.create(order, command, now);
+        now,
+        command.lines(),
+        command.lines().size(),
+        Optional.empty(),
+        Optional.of(new PendingStep(StockStep.PLACE, now.plus(stepGrace))));
+    return repository.create(order, command, now).thenCompose(this::answerPlacing);
+  }
+
+  /** What PlaceOrder answers for {@code order} as stored: a PENDING one is placed first. */
+  private CompletableFuture<Order> answerPlacing(Order order) {
+    return switch (order.status()) {
+      case PENDING -> hold(order).thenCompose(this::answerPlacing);
+      case REJECTED -> CompletableFuture.failedFuture(rejectionError(order));
+      default -> CompletableFuture.completedFuture(order);
+    };
+  }
+
+  /** Holds a PENDING order's lines, then places it; rejects it when they cannot be held. */
+  private CompletableFuture<Order> hold(Order pending) {
+    return stock.reserve(pending.orderId(), pending.lines()).handle((state, failure) -> {
+      if (failure == null) {
+        return confirmAndPlace(pending);
+      }
+      Throwable cause = Failures.cause(failure);
+      if (cause instanceof OutOfStockException short_) {
+        return reject(pending, new Rejection(Rejection.OUT_OF_STOCK, short_.shortages()));
+      }
+      if (cause instanceof NotStockedException missing) {
+        long requested = pending.lines().stream()
+            .filter(l -> l.productId().equals(missing.productId()) && l.warehouseId().equals(missing.warehouseId()))
+            .mapToLong(OrderLine::quantity).sum();
+        return reject(pending, new Rejection(Rejection.NOT_STOCKED, List.of(missing.asShortage(requested))));
+      }
+      if (isReason(cause, StockReservations.RELEASED)) {
+        // A tombstone: the recovery gave up on this order before its hold arrived.
+        return reject(pending, new Rejection(Rejection.ABANDONED, List.of()));
+      }
+      return CompletableFuture.<Order>failedFuture(cause); // unknown: the order stays PENDING
+    }).thenCompose(next -> next);
+  }
+
+  /** Confirms a held reservation, then writes the order PLACED; a hold released meanwhile rejects it. */
+  private CompletableFuture<Order> confirmAndPlace(Order pending) {
+    return stock.confirm(pending.orderId()).handle((state, failure) -> {
+      if (failure == null) {
+        return finish(pending, pending.movedTo(OrderStatus.PLACED, clock.instant(), Optional.empty()));
+      }
+      Throwable cause = Failures.cause(failure);
+      if (isReason(cause, StockReservations.RELEASED)) {
+        return reject(pending, new Rejection(Rejection.HOLD_EXPIRED, List.of()));
+      }
+      return CompletableFuture.<Order>failedFuture(cause);
+    }).thenCompose(next -> next);
+  }
+
+  /** Releases whatever the order holds (or leaves a tombstone), then writes it REJECTED. */
+  private CompletableFuture<Order> reject(Order pending, Rejection why) {
+    return stock.release(pending.orderId())
+        .thenCompose(released -> finish(pending, pending.rejected(why, clock.instant())));
+  }
+
+  /**
+   * Writes a PENDING order's end, PLACED or REJECTED. Another actor (a retry of the same request, or the
+   * recovery) may have ended it first: then its end is the answer, whichever it was, since both followed
+   * the same reservation.
+   */
+  private CompletableFuture<Order> finish(Order pending, Order finished) {
+    return repository.finishPlacing(pending, finished).exceptionallyCompose(failure -> {
+      Throwable cause = Failures.cause(failure);
+      if (!(cause instanceof StaleOrderException)) {
+        return CompletableFuture.failedFuture(cause);
+      }
+      return repository.find(pending.orderId(), true).thenApply(found -> {
+        Order now = found.orElseThrow(() -> notFound(pending.orderId()));
+        if (now.status() == OrderStatus.PENDING) {
+          throw new AbortedException("CONCURRENT_UPDATE", "order " + pending.orderId() + " kept changing; retry",
+              Map.of("order_id", pending.orderId()));
+        }
+        return now;
+      });
+    });
+  }
+
+  /** The failure a REJECTED order's PlaceOrder answers, every time it is asked. */
+  static ServiceException rejectionError(Order order) {
+    Rejection why = order.rejection().orElse(new Rejection(Rejection.ABANDONED, List.of()));
+    return switch (why.reason()) {
+      case Rejection.OUT_OF_STOCK -> new OutOfStockException(order.orderId(), why.shortages());
+      case Rejection.NOT_STOCKED -> why.shortages().isEmpty()
+          ? new NotFoundException(Rejection.NOT_STOCKED, "a product of order " + order.orderId() + " is not stocked")
+          : new NotStockedException(why.shortages().get(0).productId(), why.shortages().get(0).warehouseId());
+      case Rejection.HOLD_EXPIRED -> new FailedPreconditionException(Rejection.HOLD_EXPIRED, "order " + order.orderId()
+          + " was not placed: its stock was released before it could be confirmed; place it again with a new request_id",
+          Map.of("order_id", order.orderId()));
+      default -> new FailedPreconditionException(why.reason(), "order " + order.orderId()
+          + " was not placed: no stock was held for it in time; place it again with a new request_id",
+          Map.of("order_id", order.orderId()));
+    };
   }
 
   public CompletableFuture<Order> getOrder(String orderId, boolean consistentRead) {
@@ -50,13 +176,20 @@ public final class OrderService {
     return repository.listByCustomer(customerId, query);
   }
 
+  /** Orders whose step is due now, most overdue first (A10). */
+  public CompletableFuture<Page<Order>> listStalledOrders(int pageSize, String pageToken) {
+    return repository.listStalled(clock.instant(), pageSize, pageToken);
+  }
+
   /**
    * Moves an order to {@code next}. With an expected version, one round: a mismatch is ABORTED. Without
    * one, a concurrent change makes us read again and re-check the transition, up to
-   * {@value #STATUS_CHANGE_ROUNDS} rounds.
+   * {@value #STATUS_CHANGE_ROUNDS} rounds. A move that owes the inventory a step (CANCELLED: release;
+   * SHIPPED: commit) is written with it, then the step is made; if it cannot be made now, the change
+   * stands and the recovery makes it.
    */
   public CompletableFuture<Order> updateOrderStatus(String orderId, OrderStatus next, Optional<Long> expectedVersion) {
-    return updateRound(orderId, next, expectedVersion, 1);
+    return updateRound(orderId, next, expectedVersion, 1).thenCompose(this::makeStep);
   }
 
   private CompletableFuture<Order> updateRound(String orderId, OrderStatus next, Optional<Long> expectedVersion, int round) {
@@ -71,7 +204,10 @@ public final class OrderService {
                 "order " + orderId + " cannot move from " + current.status() + " to " + next,
                 Map.of("order_id", orderId, "from", current.status().name(), "to", next.name()));
           }
-          return repository.updateStatus(current, next, clock.instant());
+          Instant now = clock.instant();
+          Optional<PendingStep> step = current.buysStock()
+              ? next.stockStep().map(s -> new PendingStep(s, now.plus(stepGrace))) : Optional.empty();
+          return repository.changeStatus(current, current.movedTo(next, now, step));
         })
         .exceptionallyCompose(failure -> {
           Throwable cause = Failures.cause(failure);
@@ -89,6 +225,66 @@ public final class OrderService {
           }
           return updateRound(orderId, next, expectedVersion, round + 1);
         });
+  }
+
+  /**
+   * Makes the RELEASE or COMMIT step {@code order} owes, then marks it done. Never fails: a step that
+   * cannot be made now stays owed, for the recovery, and the order is answered as written.
+   */
+  private CompletableFuture<Order> makeStep(Order order) {
+    if (order.pending().isEmpty() || order.pending().get().step() == StockStep.PLACE) {
+      return CompletableFuture.completedFuture(order);
+    }
+    StockStep step = order.pending().get().step();
+    CompletableFuture<StockReservations.State> call =
+        step == StockStep.RELEASE ? stock.release(order.orderId()) : stock.commit(order.orderId());
+    return call.thenCompose(state -> repository.stepDone(order)).handle((done, failure) -> {
+      if (failure != null) {
+        log.warning("event=stock_step_deferred order_id=" + order.orderId() + " step=" + step
+            + " detail=\"" + Failures.cause(failure).getMessage() + "\" recovery_after=" + order.pending().get().due());
+        return order;
+      }
+      return order.stepDone();
+    });
+  }
+
+  /**
+   * Finishes what {@code orderId} still owes, as the recovery loop does once its step is due: a PENDING
+   * order is placed if its stock is held (confirming a HELD reservation), and rejected if it is not (its
+   * reservation released, or none: a tombstone then keeps a late hold from succeeding); a RELEASE or COMMIT
+   * step is made. Completes with the order as it is afterwards, or fails as the step did (it stays owed,
+   * and the next round tries again).
+   */
+  public CompletableFuture<Order> recover(String orderId) {
+    return repository.find(orderId, true).thenCompose(found -> {
+      if (found.isEmpty() || found.get().pending().isEmpty()) {
+        return CompletableFuture.completedFuture(found.orElse(null)); // done meanwhile (the index lags)
+      }
+      Order order = found.get();
+      if (order.pending().get().step() != StockStep.PLACE) {
+        StockStep step = order.pending().get().step();
+        CompletableFuture<StockReservations.State> call =
+            step == StockStep.RELEASE ? stock.release(orderId) : stock.commit(orderId);
+        return call.thenCompose(state -> repository.stepDone(order)).thenApply(done -> order.stepDone());
+      }
+      if (order.status() != OrderStatus.PENDING) {
+        return repository.stepDone(order).thenApply(done -> order.stepDone()); // cannot happen; heals it
+      }
+      return stock.find(orderId).thenCompose(state -> {
+        if (state.isEmpty()) {
+          return reject(order, new Rejection(Rejection.ABANDONED, List.of()));
+        }
+        return switch (state.get()) {
+          case HELD -> confirmAndPlace(order);
+          case CONFIRMED, COMMITTED -> finish(order, order.movedTo(OrderStatus.PLACED, clock.instant(), Optional.empty()));
+          case RELEASED -> finish(order, order.rejected(new Rejection(Rejection.HOLD_EXPIRED, List.of()), clock.instant()));
+        };
+      });
+    });
+  }
+
+  private static boolean isReason(Throwable cause, String reason) {
+    return cause instanceof ServiceException se && se.reason().equals(reason);
   }
 
   private static AbortedException versionMismatch(String orderId, long expected, long actual) {

@@ -1,23 +1,33 @@
 package dev.warehouse.order.domain;
 
 import java.time.LocalDate;
+import java.util.List;
 import java.util.Optional;
+import java.util.stream.Collectors;
 
 /**
- * A request to place an order, validated. Empty order id and date are filled in by the service;
- * {@code fingerprint} identifies the request as the caller sent it, to tell a replay of a request id
- * from its reuse for another order.
+ * A request to place an order, validated: lines merged, total computed. Empty order id and date are
+ * filled in by the service; {@code fingerprint} identifies the request as the caller sent it, to tell a
+ * replay of a request id from its reuse for another order.
  */
 public record PlaceOrderCommand(
     String customerId,
     Optional<String> orderId,
     Optional<LocalDate> orderDate,
+    List<OrderLine> lines,
     Money total,
     String requestId) {
 
+  public PlaceOrderCommand {
+    lines = List.copyOf(lines);
+  }
+
   /** The fields as sent (before defaults are filled in), so a retry tomorrow matches today's call. */
   public String fingerprint() {
+    String lineText = lines.stream()
+        .map(l -> l.productId() + "/" + l.warehouseId() + "/" + l.quantity() + "/" + l.unitPrice().amount().toPlainString())
+        .collect(Collectors.joining(";"));
     return String.join("|", customerId, orderId.orElse(""), orderDate.map(LocalDate::toString).orElse(""),
-        total.currencyCode(), Long.toString(total.units()), Integer.toString(total.nanos()));
+        total.currencyCode(), Long.toString(total.units()), Integer.toString(total.nanos()), lineText);
   }
 }

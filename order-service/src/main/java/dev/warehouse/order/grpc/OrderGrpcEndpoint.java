@@ -2,6 +2,7 @@ package dev.warehouse.order.grpc;
 
 import dev.warehouse.order.domain.DateFilter;
 import dev.warehouse.order.domain.Money;
+import dev.warehouse.order.domain.OrderLine;
 import dev.warehouse.order.domain.OrderPageQuery;
 import dev.warehouse.order.domain.OrderService;
 import dev.warehouse.order.domain.OrderStatus;
@@ -9,6 +10,8 @@ import dev.warehouse.order.domain.PlaceOrderCommand;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.ListCustomerOrdersRequest;
 import dev.warehouse.order.v1.ListCustomerOrdersResponse;
+import dev.warehouse.order.v1.ListStalledOrdersRequest;
+import dev.warehouse.order.v1.ListStalledOrdersResponse;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
@@ -18,6 +21,7 @@ import dev.warehouse.runtime.grpc.UnaryCalls;
 import dev.warehouse.runtime.paging.PageSize;
 import io.grpc.stub.StreamObserver;
 import java.time.LocalDate;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -40,10 +44,11 @@ public final class OrderGrpcEndpoint extends OrderServiceGrpc.OrderServiceImplBa
       Optional<String> orderId = request.getOrderId().isEmpty()
           ? Optional.empty() : Optional.of(v.id("order_id", request.getOrderId()));
       Optional<LocalDate> orderDate = OrderRequests.optionalDate(v, "order_date", request.getOrderDate());
-      Money total = OrderRequests.money(v, "total", request.hasTotal(), request.getTotal());
+      List<OrderLine> lines = OrderRequests.lines(v, request.getLinesList());
+      Money total = OrderRequests.total(v, lines, request.hasTotal(), request.getTotal());
       String requestId = v.id("request_id", request.getRequestId());
       v.throwIfAny();
-      return service.placeOrder(new PlaceOrderCommand(customerId, orderId, orderDate, total, requestId));
+      return service.placeOrder(new PlaceOrderCommand(customerId, orderId, orderDate, lines, total, requestId));
     }, OrderProtos::toProto);
   }
 
@@ -86,5 +91,15 @@ public final class OrderGrpcEndpoint extends OrderServiceGrpc.OrderServiceImplBa
       Optional<Long> expected = request.getExpectedVersion() == 0 ? Optional.empty() : Optional.of(request.getExpectedVersion());
       return service.updateOrderStatus(orderId, next, expected);
     }, OrderProtos::toProto);
+  }
+
+  @Override
+  public void listStalledOrders(ListStalledOrdersRequest request, StreamObserver<ListStalledOrdersResponse> observer) {
+    UnaryCalls.reply(observer, () -> {
+      Violations v = new Violations();
+      int pageSize = PageSize.resolve(request.getPageSize(), v);
+      v.throwIfAny();
+      return service.listStalledOrders(pageSize, request.getPageToken());
+    }, OrderProtos::toStalled);
   }
 }

@@ -3,8 +3,10 @@ package dev.warehouse.order.grpc;
 import com.google.protobuf.Timestamp;
 import dev.warehouse.order.domain.Money;
 import dev.warehouse.order.domain.Order;
+import dev.warehouse.order.domain.OrderLine;
 import dev.warehouse.order.domain.OrderStatus;
 import dev.warehouse.order.v1.ListCustomerOrdersResponse;
+import dev.warehouse.order.v1.ListStalledOrdersResponse;
 import dev.warehouse.runtime.paging.Page;
 import java.time.Instant;
 
@@ -14,7 +16,7 @@ final class OrderProtos {
   private OrderProtos() {}
 
   static dev.warehouse.order.v1.Order toProto(Order order) {
-    return dev.warehouse.order.v1.Order.newBuilder()
+    dev.warehouse.order.v1.Order.Builder proto = dev.warehouse.order.v1.Order.newBuilder()
         .setOrderId(order.orderId())
         .setCustomerId(order.customerId())
         .setOrderDate(order.orderDate().toString())
@@ -23,11 +25,24 @@ final class OrderProtos {
         .setVersion(order.version())
         .setCreateTime(timestamp(order.createTime()))
         .setUpdateTime(timestamp(order.updateTime()))
-        .build();
+        .setLineCount(order.lineCount());
+    for (OrderLine line : order.lines()) {
+      proto.addLinesBuilder().setProductId(line.productId()).setWarehouseId(line.warehouseId())
+          .setQuantity(line.quantity()).setUnitPrice(toProto(line.unitPrice()));
+    }
+    order.rejection().ifPresent(r -> proto.setRejectionReason(r.reason()));
+    return proto.build();
   }
 
   static ListCustomerOrdersResponse toProto(Page<Order> page) {
     ListCustomerOrdersResponse.Builder response = ListCustomerOrdersResponse.newBuilder()
+        .setNextPageToken(page.nextPageToken());
+    page.items().forEach(o -> response.addOrders(toProto(o)));
+    return response.build();
+  }
+
+  static ListStalledOrdersResponse toStalled(Page<Order> page) {
+    ListStalledOrdersResponse.Builder response = ListStalledOrdersResponse.newBuilder()
         .setNextPageToken(page.nextPageToken());
     page.items().forEach(o -> response.addOrders(toProto(o)));
     return response.build();
@@ -45,6 +60,8 @@ final class OrderProtos {
       case ORDER_STATUS_SHIPPED -> OrderStatus.SHIPPED;
       case ORDER_STATUS_DELIVERED -> OrderStatus.DELIVERED;
       case ORDER_STATUS_CANCELLED -> OrderStatus.CANCELLED;
+      case ORDER_STATUS_PENDING -> OrderStatus.PENDING;
+      case ORDER_STATUS_REJECTED -> OrderStatus.REJECTED;
       case ORDER_STATUS_UNSPECIFIED, UNRECOGNIZED -> null;
     };
   }

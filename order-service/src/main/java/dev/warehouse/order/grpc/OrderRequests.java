@@ -2,6 +2,10 @@ package dev.warehouse.order.grpc;
 
 import dev.warehouse.order.domain.DateFilter;
 import dev.warehouse.order.domain.Money;
+import dev.warehouse.order.domain.OrderLine;
+import dev.warehouse.order.domain.OrderLines;
+import java.util.ArrayList;
+import java.util.List;
 import dev.warehouse.runtime.error.Violations;
 import java.time.LocalDate;
 import java.time.YearMonth;
@@ -50,6 +54,74 @@ final class OrderRequests {
       v.add(field + ".nanos", "must be between 0 and " + MAX_NANOS);
     }
     return new Money(money.getCurrencyCode(), money.getUnits(), money.getNanos());
+  }
+
+  /**
+   * PlaceOrder's lines, merged by product and warehouse: each with its IDs, a quantity of 1 to 10^9 and a
+   * unit price, all in one currency, at most {@value OrderLines#MAX_LINES} once merged. Empty when a
+   * violation was found.
+   */
+  static List<OrderLine> lines(Violations v, List<dev.warehouse.order.v1.OrderLine> sent) {
+    if (sent.isEmpty()) {
+      v.add("lines", "is required: an order buys at least one line");
+      return List.of();
+    }
+    List<OrderLine> lines = new ArrayList<>();
+    String currency = null;
+    boolean valid = true;
+    for (int i = 0; i < sent.size(); i++) {
+      dev.warehouse.order.v1.OrderLine line = sent.get(i);
+      String at = "lines[" + i + "]";
+      int before = v.count();
+      String productId = v.id(at + ".product_id", line.getProductId());
+      String warehouseId = v.id(at + ".warehouse_id", line.getWarehouseId());
+      if (line.getQuantity() < 1 || line.getQuantity() > OrderLines.MAX_QUANTITY) {
+        v.add(at + ".quantity", "must be from 1 to " + OrderLines.MAX_QUANTITY);
+      }
+      Money price = money(v, at + ".unit_price", line.hasUnitPrice(), line.getUnitPrice());
+      if (price != null && currency == null) {
+        currency = price.currencyCode();
+      } else if (price != null && !price.currencyCode().equals(currency)) {
+        v.add(at + ".unit_price.currency_code", "must be " + currency + ", the order's one currency (lines[0]'s)");
+      }
+      valid &= v.count() == before;
+      lines.add(new OrderLine(productId, warehouseId, line.getQuantity(), price));
+    }
+    if (!valid) {
+      return List.of();
+    }
+    List<Integer> conflicts = new ArrayList<>();
+    List<OrderLine> merged = OrderLines.merge(lines, conflicts);
+    for (int i : conflicts) {
+      v.add("lines[" + i + "].unit_price", "must equal the unit price of the earlier line of product "
+          + lines.get(i).productId() + " at warehouse " + lines.get(i).warehouseId() + ", with which it is merged");
+    }
+    if (merged.size() > OrderLines.MAX_LINES) {
+      v.add("lines", "must have at most " + OrderLines.MAX_LINES + " lines of distinct product and warehouse, got "
+          + merged.size() + ": the inventory holds an order's stock in one DynamoDB transaction, of at most 100 items");
+    }
+    return conflicts.isEmpty() ? merged : List.of();
+  }
+
+  /** The lines' total; a violation when it exceeds what google.type.Money holds, or when {@code sent} disagrees. */
+  static Money total(Violations v, List<OrderLine> lines, boolean totalSent, com.google.type.Money sent) {
+    if (lines.isEmpty()) {
+      return null;
+    }
+    Money total;
+    try {
+      total = OrderLines.total(lines);
+    } catch (ArithmeticException tooLarge) {
+      v.add("lines", "the order's total is too large for google.type.Money");
+      return null;
+    }
+    if (totalSent) {
+      Money expected = money(v, "total", true, sent);
+      if (expected != null && !expected.sameAs(total)) {
+        v.add("total", "must equal the sum of the lines' quantity times unit price, " + total + ", or be left out");
+      }
+    }
+    return total;
   }
 
   /** A5's filter: a date prefix, or a range, or neither; never both. */

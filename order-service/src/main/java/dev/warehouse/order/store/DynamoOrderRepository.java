@@ -4,8 +4,6 @@ import static dev.warehouse.order.store.OrderItems.CREATE_TIME;
 import static dev.warehouse.order.store.OrderItems.ENTITY;
 import static dev.warehouse.order.store.OrderItems.FINGERPRINT;
 import static dev.warehouse.order.store.OrderItems.ORDER_ID;
-import static dev.warehouse.order.store.OrderItems.STATUS;
-import static dev.warehouse.order.store.OrderItems.UPDATE_TIME;
 import static dev.warehouse.order.store.OrderItems.VERSION;
 import static dev.warehouse.runtime.dynamo.SingleTable.EXPIRE_AT;
 import static dev.warehouse.runtime.dynamo.SingleTable.PK;
@@ -15,19 +13,22 @@ import dev.warehouse.order.domain.DateFilter;
 import dev.warehouse.order.domain.Order;
 import dev.warehouse.order.domain.OrderPageQuery;
 import dev.warehouse.order.domain.OrderRepository;
-import dev.warehouse.order.domain.OrderStatus;
+import dev.warehouse.order.domain.PendingStep;
 import dev.warehouse.order.domain.PlaceOrderCommand;
 import dev.warehouse.order.domain.StaleOrderException;
 import dev.warehouse.runtime.dynamo.ConditionFailedException;
 import dev.warehouse.runtime.dynamo.DynamoStore;
+import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.paging.Page;
+import dev.warehouse.runtime.routing.Route;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,6 +37,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /** {@link OrderRepository} on the single table: two copies per order, written in one transaction. */
 public final class DynamoOrderRepository implements OrderRepository {
@@ -133,12 +135,25 @@ public final class DynamoOrderRepository implements OrderRepository {
   }
 
   @Override
-  public CompletableFuture<Order> updateStatus(Order current, OrderStatus next, Instant now) {
-    Order updated = current.movedTo(next, now);
+  public CompletableFuture<Order> finishPlacing(Order current, Order finished) {
+    return save("PlaceOrder", OrderKeys.PLACE_ORDER, current, finished);
+  }
+
+  @Override
+  public CompletableFuture<Order> changeStatus(Order current, Order updated) {
+    return save("UpdateOrderStatus", OrderKeys.UPDATE_STATUS, current, updated);
+  }
+
+  /**
+   * Both copies from {@code current} to {@code updated} at once, each conditioned on its version, and the
+   * direct copy's stock step (with its A10 entry) set to what {@code updated} owes, or removed.
+   */
+  private CompletableFuture<Order> save(String operation, Route route, Order current, Order updated) {
     List<TransactWriteItem> items = List.of(
-        updateAtVersion(OrderKeys.direct(current.orderId()), current, updated),
-        updateAtVersion(OrderKeys.corridor(current.customerId(), current.orderDate(), current.orderId()), current, updated));
-    return store.transact("UpdateOrderStatus", OrderKeys.UPDATE_STATUS, items, failed -> false)
+        updateAtVersion(OrderKeys.direct(current.orderId()), current, updated, true),
+        updateAtVersion(OrderKeys.corridor(current.customerId(), current.orderDate(), current.orderId()), current, updated,
+            false));
+    return store.transact(operation, route, items, failed -> false)
         .thenApply(ok -> updated)
         .exceptionally(failure -> {
           Throwable cause = Failures.cause(failure);
@@ -165,20 +180,89 @@ public final class DynamoOrderRepository implements OrderRepository {
         .build();
   }
 
-  private TransactWriteItem updateAtVersion(TableKey key, Order current, Order updated) {
+  /**
+   * An Update of one copy from {@code current} to {@code updated}, conditioned on its version. The direct
+   * copy also gets what only it holds (a rejection's shortages, the step owed and its A10 entry), and loses
+   * a step no longer owed.
+   */
+  private TransactWriteItem updateAtVersion(TableKey key, Order current, Order updated, boolean direct) {
+    Map<String, AttributeValue> set = new LinkedHashMap<>(OrderItems.changing(updated));
+    List<String> remove = new ArrayList<>();
+    if (direct) {
+      set.putAll(OrderItems.directOnly(updated));
+      if (updated.pending().isEmpty()) {
+        remove.addAll(OrderItems.stepAttributes());
+      }
+    }
+    Map<String, String> names = new HashMap<>(Map.of("#version", VERSION));
+    Map<String, AttributeValue> values = new HashMap<>(Map.of(":current", AttributeValue.fromN(Long.toString(current.version()))));
+    List<String> assignments = new ArrayList<>();
+    int i = 0;
+    for (Map.Entry<String, AttributeValue> e : set.entrySet()) {
+      names.put("#a" + i, e.getKey());
+      values.put(":a" + i, e.getValue());
+      assignments.add("#a" + i + " = :a" + i);
+      i++;
+    }
+    List<String> removals = new ArrayList<>();
+    for (String name : remove) {
+      names.put("#r" + removals.size(), name);
+      removals.add("#r" + removals.size());
+    }
+    String expression = "SET " + String.join(", ", assignments) + (removals.isEmpty() ? "" : " REMOVE " + String.join(", ", removals));
     return TransactWriteItem.builder().update(u -> u
         .tableName(store.table())
         .key(key.attributes())
-        .updateExpression("SET #status = :status, #version = :next, #ut = :now")
+        .updateExpression(expression)
         .conditionExpression("#version = :current")
-        .expressionAttributeNames(Map.of("#status", STATUS, "#version", VERSION, "#ut", UPDATE_TIME))
-        .expressionAttributeValues(Map.of(
-            ":status", AttributeValue.fromS(updated.status().name()),
-            ":next", AttributeValue.fromN(Long.toString(updated.version())),
-            ":now", AttributeValue.fromS(updated.updateTime().toString()),
-            ":current", AttributeValue.fromN(Long.toString(current.version()))))
+        .expressionAttributeNames(names)
+        .expressionAttributeValues(values)
         .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
         .build();
+  }
+
+  @Override
+  public CompletableFuture<Boolean> stepDone(Order order) {
+    PendingStep step = order.pending().orElseThrow();
+    Map<String, String> names = new HashMap<>(Map.of("#version", VERSION, "#step", OrderItems.STEP));
+    List<String> removals = new ArrayList<>();
+    for (String name : OrderItems.stepAttributes()) {
+      names.put("#r" + removals.size(), name);
+      removals.add("#r" + removals.size());
+    }
+    UpdateItemRequest request = UpdateItemRequest.builder()
+        .key(OrderKeys.direct(order.orderId()).attributes())
+        .updateExpression("REMOVE " + String.join(", ", removals))
+        .conditionExpression("#version = :version AND #step = :step")
+        .expressionAttributeNames(names)
+        .expressionAttributeValues(Map.of(
+            ":version", AttributeValue.fromN(Long.toString(order.version())),
+            ":step", AttributeValue.fromS(step.step().name())))
+        .build();
+    return store.update(OrderKeys.UPDATE_STATUS, request).thenApply(ok -> true).exceptionally(failure -> {
+      if (Failures.cause(failure) instanceof ConditionFailedException) {
+        return false; // done already, by the call or the recovery
+      }
+      throw failure instanceof RuntimeException re ? re : new java.util.concurrent.CompletionException(failure);
+    });
+  }
+
+  @Override
+  public CompletableFuture<Page<Order>> listStalled(Instant now, int pageSize, String pageToken) {
+    String until = OrderKeys.stepsDueBy(now);
+    List<QueryRequest> shards = java.util.stream.IntStream.range(0, OrderKeys.STEP_SHARDS.shardCount())
+        .mapToObj(shard -> QueryRequest.builder()
+            .indexName(SingleTable.GSI1)
+            .keyConditionExpression("#pk = :pk AND #sk BETWEEN :from AND :until")
+            .expressionAttributeNames(Map.of("#pk", SingleTable.GSI1_PK, "#sk", SingleTable.GSI1_SK))
+            .expressionAttributeValues(Map.of(
+                ":pk", AttributeValue.fromS(OrderKeys.stepShardPk(shard)),
+                ":from", AttributeValue.fromS(OrderKeys.stepsFrom()),
+                ":until", AttributeValue.fromS(until)))
+            .build())
+        .toList();
+    String scope = OrderKeys.STALLED_ORDERS.patternId() + "|shards=" + shards.size();
+    return store.queryShards(OrderKeys.STALLED_ORDERS, shards, pageSize, pageToken, scope, OrderItems::toOrder);
   }
 
   private static Map<String, AttributeValue> requestRecord(Order order, PlaceOrderCommand command, Instant now) {

@@ -20,11 +20,19 @@ public final class OrderKeys {
   public static final Route ORDER_BY_ID = ROUTES.route("GetOrder");
   public static final Route ORDERS_OF_CUSTOMER = ROUTES.route("ListCustomerOrders");
   public static final Route UPDATE_STATUS = ROUTES.route("UpdateOrderStatus");
+  public static final Route STALLED_ORDERS = ROUTES.route("ListStalledOrders");
+  /** A10's write shards: an order's step entry is in the shard of its order id. */
+  public static final Route.FanOut STEP_SHARDS = STALLED_ORDERS.fanOut().orElseThrow();
 
   static final String CUSTOMER = "CUSTOMER#";
   static final String ORDER = "ORDER#";
   static final String REQUEST = "REQUEST#";
   static final String METADATA = "METADATA";
+  static final String ORDER_TASKS = "ORDER_TASKS#";
+  static final String DUE = "DUE#";
+  /** Due times in step entries: fixed width, so that they sort as they compare. */
+  private static final java.time.format.DateTimeFormatter DUE_TIME =
+      java.time.format.DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(java.time.ZoneOffset.UTC);
   /** Sorts after every character an ID may hold, so it closes a range over a whole day. */
   private static final String AFTER_ANY_ID = "~";
 
@@ -68,5 +76,30 @@ public final class OrderKeys {
   /** A5: above every corridor key (an open-ended range). */
   public static String corridorEnd() {
     return corridorPrefix(AFTER_ANY_ID);
+  }
+
+  /** A10: the GSI1 partition of one shard of step entries, {@code ORDER_TASKS#07}. */
+  public static String stepShardPk(int shard) {
+    return ORDER_TASKS + Route.FanOut.shardValue(shard);
+  }
+
+  /** A10: the GSI1 partition of {@code orderId}'s step entry. */
+  public static String stepPk(String orderId) {
+    return stepShardPk(STEP_SHARDS.shardOf(orderId));
+  }
+
+  /** A10: the GSI1 sort key of a step entry due at {@code due}: {@code DUE#2026-12-04T05:00:00.000Z#O-1}. */
+  public static String stepSk(java.time.Instant due, String orderId) {
+    return DUE + DUE_TIME.format(due) + "#" + orderId;
+  }
+
+  /** A10: the lowest GSI1 sort key of a step entry. */
+  public static String stepsFrom() {
+    return DUE;
+  }
+
+  /** A10: above every step entry due at or before {@code now}. */
+  public static String stepsDueBy(java.time.Instant now) {
+    return DUE + DUE_TIME.format(now) + "#" + AFTER_ANY_ID;
   }
 }

@@ -35,6 +35,8 @@ import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
 import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
+import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
 
 /**
  * The data-access layer both services use for the single table: GetItem, paged Query, PutItem and
@@ -109,6 +111,19 @@ public final class DynamoStore {
         .build();
     return calls.run(timeout -> dynamo.putItem(attempt(request, route, timeout)))
         .thenApply(response -> null);
+  }
+
+  /**
+   * UpdateItem {@code request} (key, expressions, condition) for {@code route}, on the table. A condition
+   * that does not hold fails it with {@link ConditionFailedException}.
+   */
+  public CompletableFuture<Void> update(Route route, UpdateItemRequest request) {
+    UpdateItemRequest onTable = request.toBuilder()
+        .tableName(table)
+        .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .build();
+    return calls.run(timeout -> dynamo.updateItem(attempt(onTable, route, timeout))).thenApply(response -> null);
   }
 
   /**

@@ -45,6 +45,11 @@ public final class Violations {
     return value;
   }
 
+  /** How many violations were collected so far. */
+  public int count() {
+    return violations.size();
+  }
+
   public boolean isEmpty() {
     return violations.isEmpty();
   }

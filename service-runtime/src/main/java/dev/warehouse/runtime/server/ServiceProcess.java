@@ -45,14 +45,16 @@ public final class ServiceProcess implements AutoCloseable {
   private final DynamoDbAsyncClient dynamo;
   private final ScheduledExecutorService scheduler;
   private final TransportSecurity transport;
+  private final ServiceContext.Resources resources;
 
   private ServiceProcess(ServiceServer server, MetricsServer metrics, DynamoDbAsyncClient dynamo,
-      ScheduledExecutorService scheduler, TransportSecurity transport) {
+      ScheduledExecutorService scheduler, TransportSecurity transport, ServiceContext.Resources resources) {
     this.server = server;
     this.metrics = metrics;
     this.dynamo = dynamo;
     this.scheduler = scheduler;
     this.transport = transport;
+    this.resources = resources;
   }
 
   /**
@@ -84,7 +86,9 @@ public final class ServiceProcess implements AutoCloseable {
     ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("timer"));
     DynamoStore store = new DynamoStore(dynamo, config.tableName(),
         new DynamoCalls(scheduler, registry, config.dynamoCallTimeout()), pageTokens, registry);
-    ServiceContext context = new ServiceContext(config, dynamo, store, registry, pageTokens, clock, scheduler);
+    ServiceContext.Resources resources = new ServiceContext.Resources();
+    ServiceContext context = new ServiceContext(config, dynamo, store, registry, pageTokens, clock, scheduler, transport,
+        resources);
     List<BindableService> served = new ArrayList<>(services.apply(context));
     served.add(new AdminGrpcEndpoint(config.serviceName(), hotKeys));
 
@@ -110,7 +114,7 @@ public final class ServiceProcess implements AutoCloseable {
     log.info("event=started service=" + config.serviceName() + " grpc_port=" + server.port()
         + " metrics_port=" + (metrics == null ? -1 : metrics.port())
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new ServiceProcess(server, metrics, dynamo, scheduler, transport);
+    return new ServiceProcess(server, metrics, dynamo, scheduler, transport, resources);
   }
 
   private static void logHotKeys(HotKeys hotKeys) {
@@ -149,6 +153,7 @@ public final class ServiceProcess implements AutoCloseable {
       metrics.close();
     }
     scheduler.shutdownNow();
+    resources.closeAll();
     transport.close();
     dynamo.close();
     log.info("event=stopped");

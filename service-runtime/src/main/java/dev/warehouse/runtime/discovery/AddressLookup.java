@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.backend;
+package dev.warehouse.runtime.discovery;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -22,7 +22,7 @@ public interface AddressLookup {
    * Turns the JVM's own DNS cache off, the failures' cache included ({@code networkaddress.cache.ttl},
    * {@code networkaddress.cache.negative.ttl}): it would otherwise answer from memory for up to 30 s
    * (10 s for a name that failed), and hide instances added or removed for that long. The resolve period
-   * is the gateway's cache. The JVM reads these once, at its first look-up: call this first thing in
+   * is the process's cache (the gateway's backends, the order-service's inventory). The JVM reads these once, at its first look-up: call this first thing in
    * {@code main}.
    */
   static void disableJvmCache() {

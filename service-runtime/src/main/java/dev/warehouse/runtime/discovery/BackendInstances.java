@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.backend;
+package dev.warehouse.runtime.discovery;
 
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -128,7 +128,7 @@ public final class BackendInstances implements AutoCloseable {
         resolveNow();
       }, waitMs, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException closing) {
-      refreshQueued.set(false); // the gateway is stopping: nothing left to resolve for
+      refreshQueued.set(false); // the process is stopping: nothing left to resolve for
     }
   }
 

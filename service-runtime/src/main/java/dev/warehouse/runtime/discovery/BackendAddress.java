@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.backend;
+package dev.warehouse.runtime.discovery;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -67,6 +67,24 @@ public record BackendAddress(String host, int port, boolean everyAddress) {
     List<BackendAddress> addresses = new ArrayList<>();
     entries.forEach(entry -> addresses.add(parse(entry)));
     return List.copyOf(addresses);
+  }
+
+  /**
+   * The comma-separated list of addresses in the variable {@code name} (or {@code fallback}), each checked
+   * as {@link #parse} does; a malformed one is a start-up problem naming the variable and the entry.
+   */
+  public static List<String> read(dev.warehouse.runtime.config.EnvReader reader, String name, String fallback) {
+    String value = reader.string(name, fallback);
+    List<String> entries = new ArrayList<>();
+    for (String part : value.split(",", -1)) {
+      try {
+        entries.add(parse(part).toString());
+      } catch (IllegalArgumentException e) {
+        reader.problem(name + " must be host:port or dns:///name:port, separated by commas: " + e.getMessage());
+        return List.of();
+      }
+    }
+    return List.copyOf(entries);
   }
 
   /** As it is written in the configuration. */

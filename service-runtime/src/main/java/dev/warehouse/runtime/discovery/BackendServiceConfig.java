@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.backend;
+package dev.warehouse.runtime.discovery;
 
 import com.google.protobuf.DescriptorProtos.MethodOptions.IdempotencyLevel;
 import com.google.protobuf.Descriptors.MethodDescriptor;
@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
  */
 public final class BackendServiceConfig {
 
-  /** Attempts of one call through the gateway, first try included. */
+  /** Attempts of one call to a backend (through the gateway, or the order-service's to the inventory), first try included. */
   public static final int MAX_ATTEMPTS = 2;
 
   private BackendServiceConfig() {}
@@ -28,7 +28,7 @@ public final class BackendServiceConfig {
         "healthCheckConfig", Map.of("serviceName", service.getFullName()));
   }
 
-  /** Full names ({@code package.Service/Method}) of the calls the gateway may retry. */
+  /** Full names ({@code package.Service/Method}) of the calls that may be retried. */
   public static Set<String> retryableFullNames(ServiceDescriptor service) {
     return retryableMethods(service).stream()
         .map(m -> service.getFullName() + "/" + m.getName())

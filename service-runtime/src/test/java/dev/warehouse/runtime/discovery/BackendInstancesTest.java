@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.backend;
+package dev.warehouse.runtime.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

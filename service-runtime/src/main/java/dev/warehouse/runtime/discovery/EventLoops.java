@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.backend;
+package dev.warehouse.runtime.discovery;
 
 import io.grpc.ChannelCredentials;
 import io.grpc.Grpc;
@@ -23,17 +23,22 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One set of I/O threads for the gateway's server and its backend channels. Sharing them, running
- * callbacks on them directly, and forwarding each call on the thread that read it ({@link Backend})
- * saves the thread hand-offs of a forwarded call (measured in docs/performance-log.md): nothing on the
- * forwarding path blocks.
+ * One set of I/O threads for a process's server and its channels to other services (the gateway's to
+ * its backends, the order-service's to the inventory-service). Sharing them, running callbacks on them
+ * directly, and forwarding each call on the thread that read it (the gateway's {@code Backend}) saves
+ * the thread hand-offs of a call (measured in docs/performance-log.md): nothing on that path blocks.
  */
 public final class EventLoops {
 
   private EventLoops() {}
 
   public static EventLoopGroup group(int threads) {
-    return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory("gateway-io", true),
+    return group(threads, "gateway-io");
+  }
+
+  /** {@code threads} daemon I/O threads named {@code name-…}: epoll where the platform has it, else NIO. */
+  public static EventLoopGroup group(int threads, String name) {
+    return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true),
         Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
   }
 
@@ -48,7 +53,7 @@ public final class EventLoops {
   /**
    * A channel balancing over the current instances of one backend ({@link BackendInstances}), which it
    * follows as they change, on {@code loops}, secured by {@code credentials} (the gateway's
-   * {@code BACKEND_TLS_MODE}), whose callbacks run on the I/O thread that got the answer: no hand-off.
+   * {@code BACKEND_TLS_MODE}, the order-service's {@code INVENTORY_TLS_MODE}), whose callbacks run on the I/O thread that got the answer: no hand-off.
    * Health checks of the balanced channels travel on it too.
    */
   public static NettyChannelBuilder channelTo(BackendInstances instances, EventLoopGroup loops,

@@ -1,0 +1,41 @@
+package dev.warehouse.order.domain;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The inventory-service's reservations, as the order flow needs them: the stock of an order held, confirmed,
+ * committed or released, each idempotent by the order's id, so any of them may be repeated after a crash
+ * or a lost answer. Calls made during a gRPC call carry its deadline and cancellation.
+ *
+ * <p>Failures: {@link OutOfStockException} (reserve), {@link NotStockedException} (reserve: a line's product is
+ * not stocked at its warehouse), a {@code FailedPreconditionException} of reason {@link #RELEASED} (the
+ * reservation was released: its hold expired, or a release came first) or {@link #COMMITTED}; anything
+ * else (the inventory unreachable, its circuit open, the deadline passed) leaves the outcome unknown.
+ */
+public interface StockReservations {
+
+  /** The reason of the FAILED_PRECONDITION of a step on a released reservation. */
+  String RELEASED = "RESERVATION_RELEASED";
+  /** The reason of the FAILED_PRECONDITION of a release of a committed reservation. */
+  String COMMITTED = "RESERVATION_COMMITTED";
+
+  /** Where an order's reservation is in its life. */
+  enum State { HELD, CONFIRMED, COMMITTED, RELEASED }
+
+  /** Holds every line or none; completes with the reservation's state (HELD, or later on a replay). */
+  CompletableFuture<State> reserve(String orderId, List<OrderLine> lines);
+
+  /** A HELD reservation no longer expires; completes with its state. */
+  CompletableFuture<State> confirm(String orderId);
+
+  /** The order shipped: its units leave the warehouse. */
+  CompletableFuture<State> commit(String orderId);
+
+  /** Gives the order's held stock back, or leaves a tombstone that a late reserve fails on. */
+  CompletableFuture<State> release(String orderId);
+
+  /** The order's reservation, read strongly; empty when it has none. */
+  CompletableFuture<Optional<State>> find(String orderId);
+}

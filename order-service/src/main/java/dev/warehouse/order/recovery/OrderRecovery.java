@@ -1,0 +1,128 @@
+package dev.warehouse.order.recovery;
+
+import dev.warehouse.order.domain.Order;
+import dev.warehouse.order.domain.OrderService;
+import dev.warehouse.runtime.error.Failures;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The order-service's recovery loop: every period it lists the orders whose stock step is overdue (A10,
+ * never a Scan) and finishes each ({@link OrderService#recover}), one page after another, the orders of a
+ * page at once. A round never overlaps the previous one. Every instance runs it: two instances finishing
+ * the same order agree, since each step is idempotent and each write is conditioned on the order's
+ * version.
+ *
+ * <p>Metrics: {@code order_recoveries_total{step, outcome}} (outcome {@code finished} or {@code failed}) and
+ * {@code order_stock_step_oldest_overdue_seconds}, how far past due the most overdue order was at the
+ * last round's start (0 when none): what the StuckOrders alert watches.
+ */
+public final class OrderRecovery implements AutoCloseable {
+
+  /** The most orders one page asks for. */
+  static final int PAGE_SIZE = 100;
+
+  private static final Logger log = Logger.getLogger(OrderRecovery.class.getName());
+
+  private final OrderService service;
+  private final Clock clock;
+  private final MeterRegistry meters;
+  private final AtomicBoolean running = new AtomicBoolean();
+  private final AtomicLong oldestOverdueSeconds = new AtomicLong();
+  private volatile ScheduledFuture<?> periodic;
+
+  public OrderRecovery(OrderService service, Clock clock, MeterRegistry meters) {
+    this.service = service;
+    this.clock = clock;
+    this.meters = meters;
+    Gauge.builder("order.stock.step.oldest.overdue", oldestOverdueSeconds, AtomicLong::get)
+        .description("how far past due the most overdue stock step was at the last recovery round")
+        .baseUnit("seconds").register(meters);
+  }
+
+  /** Runs a round every {@code period} on {@code scheduler} (whose thread it never blocks). */
+  public OrderRecovery start(ScheduledExecutorService scheduler, Duration period) {
+    periodic = scheduler.scheduleWithFixedDelay(this::roundFromTimer, period.toMillis(), period.toMillis(),
+        TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  private void roundFromTimer() {
+    try {
+      round();
+    } catch (RuntimeException e) { // a periodic task that throws is never run again
+      log.log(Level.WARNING, "event=order_recovery_failed", e);
+    }
+  }
+
+  /**
+   * One round, unless one is still running: completes with how many orders it finished, once every page
+   * is done. Failures of single orders are counted and logged, and leave them for the next round.
+   */
+  public CompletableFuture<Integer> round() {
+    if (!running.compareAndSet(false, true)) {
+      return CompletableFuture.completedFuture(0);
+    }
+    Instant started = clock.instant();
+    AtomicLong finished = new AtomicLong();
+    oldestOverdueSeconds.set(0);
+    return page("", started, finished, true)
+        .handle((ok, failure) -> {
+          running.set(false);
+          if (failure != null) {
+            log.log(Level.WARNING, "event=order_recovery_round_failed detail=\"" + Failures.cause(failure).getMessage() + "\"");
+          }
+          return (int) finished.get();
+        });
+  }
+
+  private CompletableFuture<Void> page(String token, Instant started, AtomicLong finished, boolean first) {
+    return service.listStalledOrders(PAGE_SIZE, token).thenCompose(page -> {
+      List<Order> orders = page.items();
+      if (first && !orders.isEmpty() && orders.get(0).pending().isPresent()) {
+        oldestOverdueSeconds.set(Math.max(0, Duration.between(orders.get(0).pending().get().due(), started).getSeconds()));
+      }
+      CompletableFuture<?>[] each = orders.stream().map(order -> recoverOne(order, finished)).toArray(CompletableFuture[]::new);
+      return CompletableFuture.allOf(each).thenCompose(done -> page.nextPageToken().isEmpty()
+          ? CompletableFuture.completedFuture(null) : page(page.nextPageToken(), started, finished, false));
+    });
+  }
+
+  private CompletableFuture<Void> recoverOne(Order listed, AtomicLong finished) {
+    String step = listed.pending().map(p -> p.step().name().toLowerCase(java.util.Locale.ROOT)).orElse("none");
+    return service.recover(listed.orderId()).handle((order, failure) -> {
+      String outcome = failure == null ? "finished" : "failed";
+      Counter.builder("order.recoveries").description("overdue stock steps the recovery finished or tried to")
+          .tags("step", step, "outcome", outcome).register(meters).increment();
+      if (failure == null) {
+        finished.incrementAndGet();
+        log.info("event=order_recovered order_id=" + listed.orderId() + " step=" + step
+            + " status=" + (order == null ? "gone" : order.status()));
+      } else {
+        log.warning("event=order_recovery_deferred order_id=" + listed.orderId() + " step=" + step
+            + " detail=\"" + Failures.cause(failure).getMessage() + "\"");
+      }
+      return null;
+    });
+  }
+
+  @Override
+  public void close() {
+    if (periodic != null) {
+      periodic.cancel(false);
+    }
+  }
+}

@@ -1,0 +1,323 @@
+package dev.warehouse.order.stock;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.rpc.ErrorInfo;
+import com.google.rpc.PreconditionFailure;
+import dev.warehouse.inventory.v1.CommitReservationRequest;
+import dev.warehouse.inventory.v1.ConfirmReservationRequest;
+import dev.warehouse.inventory.v1.GetReservationRequest;
+import dev.warehouse.inventory.v1.ReleaseReservationRequest;
+import dev.warehouse.inventory.v1.Reservation;
+import dev.warehouse.inventory.v1.ReservationLine;
+import dev.warehouse.inventory.v1.ReservationServiceGrpc;
+import dev.warehouse.inventory.v1.ReserveStockRequest;
+import dev.warehouse.order.domain.NotStockedException;
+import dev.warehouse.order.domain.OrderLine;
+import dev.warehouse.order.domain.OutOfStockException;
+import dev.warehouse.order.domain.Shortage;
+import dev.warehouse.order.domain.StockReservations;
+import dev.warehouse.runtime.error.CancelledException;
+import dev.warehouse.runtime.error.DeadlineExceededException;
+import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.UnavailableException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.grpc.CallOptions;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.ManagedChannel;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.ClientCalls;
+import io.grpc.stub.StreamObserver;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The inventory-service's {@code ReservationService}, called directly (not through the gateway) over one
+ * balanced channel that follows the inventory's instances ({@code INVENTORY_ADDRESSES}), secured as
+ * {@code INVENTORY_TLS_MODE} says (mutual TLS with the order-service's own identity, in a deployment).
+ *
+ * <ul>
+ *   <li><b>Deadlines.</b> A call made while serving a gRPC call carries that call's remaining deadline and
+ *       its cancellation (grpc-java propagates the current {@link Context}); one made outside a call (the
+ *       recovery) gets {@code INVENTORY_CALL_TIMEOUT_MS}, and so does a caller without a deadline.
+ *   <li><b>Retries.</b> Only calls the contract declares idempotent (every reservation RPC is, by order id)
+ *       are tried again, on UNAVAILABLE, with jittered backoff, while the deadline leaves room.
+ *   <li><b>Circuit breaker.</b> It hears only of the inventory's own failures (UNAVAILABLE, or the deadline
+ *       passing on a call that had a fair budget). A caller whose deadline leaves less than the minimum
+ *       budget is refused at once (DEADLINE_EXCEEDED, reason {@code DEADLINE_TOO_SHORT}) without asking
+ *       the breaker, and a caller's cancellation before its deadline is neither failure nor success: so no
+ *       caller's own short deadline can open the circuit for the others.
+ *   <li><b>Metrics.</b> grpc-java's client metrics ({@code grpc_client_*}), the breaker's
+ *       ({@code resilience4j_circuitbreaker_*{name="inventory-service"}}) and
+ *       {@code inventory_client_retries_total{method}}.
+ * </ul>
+ */
+public final class InventoryReservations implements StockReservations {
+
+  /** Attempts of one call, first try included. */
+  public static final int MAX_ATTEMPTS = 3;
+  /** First backoff; doubled each retry, ±50 % jitter. */
+  static final Duration INITIAL_BACKOFF = Duration.ofMillis(20);
+
+  private static final Logger log = Logger.getLogger(InventoryReservations.class.getName());
+  private static final Pattern NUMBER_REQUESTED = Pattern.compile("requested (\\d+)");
+  private static final Pattern NUMBER_AVAILABLE = Pattern.compile("(\\d+) available|available (\\d+)");
+  private static final Pattern SUBJECT = Pattern.compile("products/([^/]+)/warehouses/([^/]+)");
+
+  private final ManagedChannel channel;
+  private final CircuitBreaker breaker;
+  private final Duration defaultDeadline;
+  private final long minBudgetNanos;
+  private final ScheduledExecutorService scheduler;
+  private final Set<String> retryable;
+  private final MeterRegistry meters;
+
+  /**
+   * @param channel         balanced over the inventory's instances, with its client metrics
+   * @param breaker         must ignore nothing: cancellations are released, not recorded
+   * @param defaultDeadline for calls made without one ({@code INVENTORY_CALL_TIMEOUT_MS})
+   * @param minBudget       the least time left with which a call is made at all
+   * @param scheduler       where backoffs wait (never blocked on)
+   * @param retryable       full method names the contract declares safe to repeat
+   */
+  public InventoryReservations(ManagedChannel channel, CircuitBreaker breaker, Duration defaultDeadline,
+      Duration minBudget, ScheduledExecutorService scheduler, Set<String> retryable, MeterRegistry meters) {
+    this.channel = channel;
+    this.breaker = breaker;
+    this.defaultDeadline = defaultDeadline;
+    this.minBudgetNanos = minBudget.toNanos();
+    this.scheduler = scheduler;
+    this.retryable = retryable;
+    this.meters = meters;
+  }
+
+  @Override
+  public CompletableFuture<State> reserve(String orderId, List<OrderLine> lines) {
+    ReserveStockRequest.Builder request = ReserveStockRequest.newBuilder().setOrderId(orderId);
+    lines.forEach(l -> request.addLines(ReservationLine.newBuilder()
+        .setProductId(l.productId()).setWarehouseId(l.warehouseId()).setQuantity(l.quantity())));
+    return call(ReservationServiceGrpc.getReserveStockMethod(), request.build(), orderId).thenApply(InventoryReservations::state);
+  }
+
+  @Override
+  public CompletableFuture<State> confirm(String orderId) {
+    return call(ReservationServiceGrpc.getConfirmReservationMethod(),
+        ConfirmReservationRequest.newBuilder().setOrderId(orderId).build(), orderId).thenApply(InventoryReservations::state);
+  }
+
+  @Override
+  public CompletableFuture<State> commit(String orderId) {
+    return call(ReservationServiceGrpc.getCommitReservationMethod(),
+        CommitReservationRequest.newBuilder().setOrderId(orderId).build(), orderId).thenApply(InventoryReservations::state);
+  }
+
+  @Override
+  public CompletableFuture<State> release(String orderId) {
+    return call(ReservationServiceGrpc.getReleaseReservationMethod(),
+        ReleaseReservationRequest.newBuilder().setOrderId(orderId).build(), orderId).thenApply(InventoryReservations::state);
+  }
+
+  @Override
+  public CompletableFuture<Optional<State>> find(String orderId) {
+    return call(ReservationServiceGrpc.getGetReservationMethod(),
+        GetReservationRequest.newBuilder().setOrderId(orderId).setConsistentRead(true).build(), orderId)
+        .thenApply(r -> Optional.of(state(r)))
+        .exceptionally(failure -> {
+          Throwable cause = dev.warehouse.runtime.error.Failures.cause(failure);
+          if (cause instanceof ServiceException se && se.reason().equals("RESERVATION_NOT_FOUND")) {
+            return Optional.empty();
+          }
+          throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
+        });
+  }
+
+  private static State state(Reservation reservation) {
+    return switch (reservation.getState()) {
+      case RESERVATION_STATE_HELD -> State.HELD;
+      case RESERVATION_STATE_CONFIRMED -> State.CONFIRMED;
+      case RESERVATION_STATE_COMMITTED -> State.COMMITTED;
+      case RESERVATION_STATE_RELEASED -> State.RELEASED;
+      case RESERVATION_STATE_UNSPECIFIED, UNRECOGNIZED ->
+          throw new UnavailableException("INVENTORY_UNEXPECTED_ANSWER", "the inventory answered a reservation in no known state");
+    };
+  }
+
+  /**
+   * One call, in the caller's context: refused at once when the deadline is too short or the circuit open;
+   * otherwise tried, and tried again while it may be. Completes in the caller's context, failed with a
+   * domain exception.
+   */
+  private <Q, R> CompletableFuture<R> call(MethodDescriptor<Q, R> method, Q request, String orderId) {
+    Context context = Context.current();
+    Deadline callers = context.getDeadline();
+    if (callers != null && callers.timeRemaining(TimeUnit.NANOSECONDS) < minBudgetNanos) {
+      return CompletableFuture.failedFuture(new DeadlineExceededException("DEADLINE_TOO_SHORT",
+          "the call's deadline leaves too little time to reach the inventory-service", (Throwable) null));
+    }
+    if (!breaker.tryAcquirePermission()) {
+      return CompletableFuture.failedFuture(new UnavailableException("INVENTORY_CIRCUIT_OPEN",
+          "the inventory-service is unavailable; failing fast while its circuit is open"));
+    }
+    Deadline own = Deadline.after(defaultDeadline.toNanos(), TimeUnit.NANOSECONDS);
+    Deadline budget = callers == null ? own : callers;
+    CompletableFuture<R> result = new CompletableFuture<>();
+    int attempts = retryable.contains(method.getFullMethodName()) ? MAX_ATTEMPTS : 1;
+    attempt(context, method, request, budget, attempts, 1, System.nanoTime(), result, orderId);
+    return result;
+  }
+
+  private <Q, R> void attempt(Context context, MethodDescriptor<Q, R> method, Q request, Deadline budget, int attempts,
+      int number, long started, CompletableFuture<R> result, String orderId) {
+    // In the caller's context: the call inherits its deadline and cancellation (and ours, when it had none).
+    context.run(() -> ClientCalls.asyncUnaryCall(channel.newCall(method, CallOptions.DEFAULT.withDeadline(budget)),
+        request, new StreamObserver<R>() {
+          private R value;
+
+          @Override
+          public void onNext(R received) {
+            value = received;
+          }
+
+          @Override
+          public void onError(Throwable failure) {
+            Status.Code code = Status.fromThrowable(failure).getCode();
+            long backoff = backoffNanos(number);
+            if (code == Status.Code.UNAVAILABLE && number < attempts && !context.isCancelled()
+                && budget.timeRemaining(TimeUnit.NANOSECONDS) >= backoff + minBudgetNanos) {
+              Counter.builder("inventory.client.retries").description("calls to the inventory-service tried again")
+                  .tag("method", method.getBareMethodName()).register(meters).increment();
+              scheduler.schedule(() -> attempt(context, method, request, budget, attempts, number + 1, started, result,
+                  orderId), backoff, TimeUnit.NANOSECONDS);
+              return;
+            }
+            long elapsed = System.nanoTime() - started;
+            if (context.isCancelled() && !budget.isExpired()) {
+              breaker.releasePermission(); // the caller went away: nothing learnt about the inventory
+            } else if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED
+                || code == Status.Code.CANCELLED) {
+              breaker.onError(elapsed, TimeUnit.NANOSECONDS, failure);
+            } else {
+              breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
+            }
+            RuntimeException translated = translate(failure, orderId);
+            context.run(() -> result.completeExceptionally(translated));
+          }
+
+          @Override
+          public void onCompleted() {
+            breaker.onSuccess(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+            R answer = value;
+            context.run(() -> result.complete(answer));
+          }
+        }));
+  }
+
+  private static long backoffNanos(int attemptsMade) {
+    double base = INITIAL_BACKOFF.toNanos() * Math.pow(2, attemptsMade - 1);
+    return (long) (base * (0.5 + ThreadLocalRandom.current().nextDouble()));
+  }
+
+  /** The inventory's answer, in the order domain's terms; its own words stay in our log. */
+  static RuntimeException translate(Throwable failure, String orderId) {
+    Status status = Status.fromThrowable(failure);
+    com.google.rpc.Status details = StatusProto.fromThrowable(failure);
+    String reason = "";
+    PreconditionFailure precondition = null;
+    if (details != null) {
+      for (Any any : details.getDetailsList()) {
+        try {
+          if (any.is(ErrorInfo.class)) {
+            reason = any.unpack(ErrorInfo.class).getReason();
+          } else if (any.is(PreconditionFailure.class)) {
+            precondition = any.unpack(PreconditionFailure.class);
+          }
+        } catch (InvalidProtocolBufferException unreadable) {
+          // a detail we cannot read says nothing more
+        }
+      }
+    }
+    switch (status.getCode()) {
+      case FAILED_PRECONDITION:
+        if (reason.equals(OutOfStockException.REASON)) {
+          return new OutOfStockException(orderId, shortages(precondition));
+        }
+        if (reason.equals(RELEASED) || reason.equals(COMMITTED) || reason.equals("RESERVATION_NOT_CONFIRMED")) {
+          return new FailedPreconditionException(reason, "the order's reservation is " + reason.substring(12).toLowerCase(),
+              Map.of("order_id", orderId));
+        }
+        break;
+      case NOT_FOUND:
+        if (reason.equals("PRODUCT_INVENTORY_NOT_FOUND") && details != null) {
+          Map<String, String> meta = errorInfo(details);
+          return new NotStockedException(meta.getOrDefault("product_id", "?"), meta.getOrDefault("warehouse_id", "?"));
+        }
+        if (reason.equals("RESERVATION_NOT_FOUND")) {
+          return new dev.warehouse.runtime.error.NotFoundException(reason, "the order has no reservation",
+              Map.of("order_id", orderId));
+        }
+        break;
+      case DEADLINE_EXCEEDED:
+        return new DeadlineExceededException("DEADLINE_EXCEEDED", "the inventory-service did not answer in time", failure);
+      case CANCELLED:
+        return new CancelledException("CANCELLED", "the call was cancelled");
+      default:
+        break;
+    }
+    log.warning("event=inventory_call_failed order_id=" + orderId + " code=" + status.getCode() + " reason=" + reason
+        + " detail=\"" + status.getDescription() + "\"");
+    return new UnavailableException("INVENTORY_UNAVAILABLE",
+        "the inventory-service could not hold or move the order's stock now; retry with the same request_id", failure);
+  }
+
+  private static Map<String, String> errorInfo(com.google.rpc.Status details) {
+    for (Any any : details.getDetailsList()) {
+      if (any.is(ErrorInfo.class)) {
+        try {
+          return any.unpack(ErrorInfo.class).getMetadataMap();
+        } catch (InvalidProtocolBufferException e) {
+          return Map.of();
+        }
+      }
+    }
+    return Map.of();
+  }
+
+  private static List<Shortage> shortages(PreconditionFailure precondition) {
+    List<Shortage> shortages = new ArrayList<>();
+    if (precondition == null) {
+      return shortages;
+    }
+    for (PreconditionFailure.Violation v : precondition.getViolationsList()) {
+      Matcher subject = SUBJECT.matcher(v.getSubject());
+      if (!subject.find()) {
+        continue;
+      }
+      Matcher requested = NUMBER_REQUESTED.matcher(v.getDescription());
+      Matcher available = NUMBER_AVAILABLE.matcher(v.getDescription());
+      long available_ = 0;
+      if (available.find()) {
+        available_ = Long.parseLong(available.group(1) != null ? available.group(1) : available.group(2));
+      }
+      shortages.add(new Shortage(subject.group(1), subject.group(2),
+          requested.find() ? Long.parseLong(requested.group(1)) : 0, available_));
+    }
+    return shortages;
+  }
+}
