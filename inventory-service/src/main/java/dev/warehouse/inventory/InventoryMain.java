@@ -3,6 +3,10 @@ package dev.warehouse.inventory;
 import dev.warehouse.inventory.audit.InventoryAudit;
 import dev.warehouse.inventory.domain.InventoryService;
 import dev.warehouse.inventory.grpc.InventoryGrpcEndpoint;
+import dev.warehouse.inventory.reservation.DynamoReservations;
+import dev.warehouse.inventory.reservation.HoldExpiry;
+import dev.warehouse.inventory.reservation.ReservationGrpcEndpoint;
+import dev.warehouse.inventory.reservation.Reservations;
 import dev.warehouse.inventory.store.DynamoInventoryRepository;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
@@ -12,6 +16,7 @@ import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.server.ServiceContext;
 import dev.warehouse.runtime.server.ServiceMain;
 import io.grpc.BindableService;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -31,6 +36,19 @@ public final class InventoryMain {
   /** A7's shard count: the route's declared one unless a deployment sets another (see {@link LowStockShards}). */
   public static final String LOW_STOCK_SHARDS = "LOW_STOCK_SHARDS";
 
+  /** How long a hold lasts unless confirmed, when ReserveStock does not say (1 to 900 s; default 60). */
+  public static final String RESERVATION_HOLD_SECONDS = "RESERVATION_HOLD_SECONDS";
+  /** How often the expiry loop releases the holds past their expiry (1 to 3600 s; default 10). */
+  public static final String RESERVATION_SWEEP_SECONDS = "RESERVATION_SWEEP_SECONDS";
+
+  /**
+   * The reservations' settings: a hold of 60 s and a sweep every 10 s give abandoned stock back within
+   * about 70 s, well inside the issue's 2 minutes.
+   */
+  public record ReservationSettings(Duration hold, Duration sweep) {
+    public static final ReservationSettings DEFAULT = new ReservationSettings(Duration.ofSeconds(60), Duration.ofSeconds(10));
+  }
+
   private static final Logger log = Logger.getLogger(InventoryMain.class.getName());
 
   private InventoryMain() {}
@@ -38,14 +56,36 @@ public final class InventoryMain {
   public static void main(String[] args) throws Exception {
     ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
     LowStockShards shards = lowStockShards(System.getenv());
-    ServiceMain.run(args, config, context -> services(context, shards), InventoryAudit.command(shards));
+    ReservationSettings reservations = reservationSettings(System.getenv());
+    ServiceMain.run(args, config, context -> services(context, shards, reservations), InventoryAudit.command(shards));
   }
 
   /** The environment variables the inventory-service reads. */
   public static List<String> variables() {
     List<String> names = new ArrayList<>(ServiceConfig.variables());
     names.add(LOW_STOCK_SHARDS);
+    names.add(RESERVATION_HOLD_SECONDS);
+    names.add(RESERVATION_SWEEP_SECONDS);
     return names;
+  }
+
+  /**
+   * {@value #RESERVATION_HOLD_SECONDS} and {@value #RESERVATION_SWEEP_SECONDS}.
+   *
+   * @throws IllegalArgumentException when one is malformed or out of range
+   */
+  public static ReservationSettings reservationSettings(Map<String, String> env) {
+    EnvReader reader = new EnvReader(env);
+    int hold = reader.positiveInt(RESERVATION_HOLD_SECONDS, (int) ReservationSettings.DEFAULT.hold().toSeconds());
+    int sweep = reader.positiveInt(RESERVATION_SWEEP_SECONDS, (int) ReservationSettings.DEFAULT.sweep().toSeconds());
+    if (hold > ReservationGrpcEndpoint.MAX_HOLD.toSeconds()) {
+      reader.problem(RESERVATION_HOLD_SECONDS + " must be 1 to " + ReservationGrpcEndpoint.MAX_HOLD.toSeconds() + ", got " + hold);
+    }
+    if (sweep > 3600) {
+      reader.problem(RESERVATION_SWEEP_SECONDS + " must be 1 to 3600, got " + sweep);
+    }
+    reader.throwIfProblems();
+    return new ReservationSettings(Duration.ofSeconds(hold), Duration.ofSeconds(sweep));
   }
 
   /**
@@ -72,12 +112,24 @@ public final class InventoryMain {
   }
 
   public static List<BindableService> services(ServiceContext context, LowStockShards shards) {
+    return services(context, shards, ReservationSettings.DEFAULT);
+  }
+
+  /**
+   * Both services of the process, InventoryService and ReservationService, and the expiry loop of the
+   * reservations on the process's timer.
+   */
+  public static List<BindableService> services(ServiceContext context, LowStockShards shards,
+      ReservationSettings settings) {
     if (shards.count() != LowStockShards.DECLARED.count()) {
       log.warning("event=low_stock_shards count=" + shards.count() + " declared=" + LowStockShards.DECLARED.count()
           + " detail=\"markers written with another count are not listed by A7 until rewritten\"");
     }
     DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store(), shards);
     InventoryService service = new InventoryService(repository, context.clock());
-    return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES));
+    DynamoReservations reservations = new DynamoReservations(context.store(), shards);
+    new HoldExpiry(reservations, context.clock(), settings.sweep(), context.scheduler(), context.meterRegistry()).start();
+    return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES), new ReservationGrpcEndpoint(
+        new Reservations(reservations, context.clock(), settings.hold(), context.meterRegistry())));
   }
 }

@@ -5,9 +5,12 @@ import java.time.Instant;
 /**
  * The stock of one product at one warehouse (A2, listed by A3 and A4; by A7 while it is low).
  *
- * @param reorderPoint at or below this quantity the record is low (0: only when out of stock)
+ * @param quantity     units on hand
+ * @param reorderPoint at or below this many available units the record is low (0: only when none is available)
+ * @param reserved     units on hand held for orders (a reservation's lines); from 0 to {@code quantity}
  */
-public record ProductInventory(String productId, String warehouseId, long quantity, long reorderPoint, Instant updateTime) {
+public record ProductInventory(String productId, String warehouseId, long quantity, long reorderPoint, Instant updateTime,
+    long reserved) {
 
   /**
    * The most units one stock record may hold (10^15): far above any warehouse, far below where a
@@ -15,16 +18,35 @@ public record ProductInventory(String productId, String warehouseId, long quanti
    */
   public static final long MAX_QUANTITY = 1_000_000_000_000_000L;
 
+  /** A record with nothing reserved (a new one, or one written before reservations existed). */
+  public ProductInventory(String productId, String warehouseId, long quantity, long reorderPoint, Instant updateTime) {
+    this(productId, warehouseId, quantity, reorderPoint, updateTime, 0);
+  }
+
   public ProductInventory withUpdateTime(Instant time) {
-    return new ProductInventory(productId, warehouseId, quantity, reorderPoint, time);
+    return new ProductInventory(productId, warehouseId, quantity, reorderPoint, time, reserved);
   }
 
   public ProductInventory withQuantity(long newQuantity, Instant time) {
-    return new ProductInventory(productId, warehouseId, newQuantity, reorderPoint, time);
+    return new ProductInventory(productId, warehouseId, newQuantity, reorderPoint, time, reserved);
   }
 
-  /** Whether A7 lists it: its quantity is at or below its reorder point. */
+  /** The record after {@code quantityDelta} on hand and {@code reservedDelta} reserved. */
+  public ProductInventory changed(long quantityDelta, long reservedDelta, Instant time) {
+    return new ProductInventory(productId, warehouseId, quantity + quantityDelta, reorderPoint, time, reserved + reservedDelta);
+  }
+
+  public ProductInventory withReserved(long newReserved) {
+    return new ProductInventory(productId, warehouseId, quantity, reorderPoint, updateTime, newReserved);
+  }
+
+  /** Units that can still be promised: on hand and not reserved. */
+  public long available() {
+    return quantity - reserved;
+  }
+
+  /** Whether A7 lists it: its available units are at or below its reorder point. */
   public boolean low() {
-    return quantity <= reorderPoint;
+    return available() <= reorderPoint;
   }
 }

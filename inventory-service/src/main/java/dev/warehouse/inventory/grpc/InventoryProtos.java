@@ -29,6 +29,8 @@ final class InventoryProtos {
         .setProductId(inventory.productId())
         .setWarehouseId(inventory.warehouseId())
         .setQuantity(inventory.quantity())
+        .setReserved(inventory.reserved())
+        .setAvailable(inventory.available())
         .setReorderPoint(inventory.reorderPoint())
         .setUpdateTime(timestamp(inventory.updateTime()))
         .build();

@@ -4,7 +4,6 @@ import static dev.warehouse.inventory.store.InventoryItems.CREATE_TIME;
 import static dev.warehouse.inventory.store.InventoryItems.DELTA;
 import static dev.warehouse.inventory.store.InventoryItems.ENTITY;
 import static dev.warehouse.inventory.store.InventoryItems.QUANTITY;
-import static dev.warehouse.inventory.store.InventoryItems.REORDER_POINT;
 import static dev.warehouse.inventory.store.InventoryItems.UPDATE_TIME;
 import static dev.warehouse.inventory.store.InventoryItems.WAREHOUSE_ID;
 import static dev.warehouse.runtime.dynamo.SingleTable.GSI1;
@@ -22,7 +21,6 @@ import dev.warehouse.inventory.domain.StockAdjustment;
 import dev.warehouse.runtime.dynamo.ConditionFailedException;
 import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.SingleTable;
-import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
@@ -56,10 +54,12 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   private final DynamoStore store;
   private final LowStockShards lowStock;
+  private final StockChanges changes;
 
   public DynamoInventoryRepository(DynamoStore store, LowStockShards lowStock) {
     this.store = store;
     this.lowStock = lowStock;
+    this.changes = new StockChanges(store.table(), lowStock);
   }
 
   @Override
@@ -134,16 +134,25 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   /**
    * One read-modify-write round of W2: the record as it is (strongly), then one transaction that
-   * replaces it, conditioned on what was read, and moves its marker. A concurrent change in between
-   * fails the condition, and the next round starts from the new state.
+   * replaces it, conditioned on what was read, and moves its marker. The units reserved for orders are
+   * kept (the quantity sets what is on hand), so it may not go below them. A concurrent change in
+   * between fails the condition, and the next round starts from the new state.
    */
-  private CompletableFuture<ProductInventory> putRound(ProductInventory next, int round) {
-    return currentStock(InventoryKeys.PUT_INVENTORY, next.productId(), next.warehouseId())
+  private CompletableFuture<ProductInventory> putRound(ProductInventory asked, int round) {
+    return currentStock(InventoryKeys.PUT_INVENTORY, asked.productId(), asked.warehouseId())
         .thenCompose(current -> {
+          ProductInventory next = asked.withReserved(current.map(c -> c.stock().reserved()).orElse(0L));
+          if (next.quantity() < next.reserved()) {
+            throw stockReserved(next, next.quantity());
+          }
           // Replaces the record only as it was read (or creates it, if there was none).
           Map<String, AttributeValue> values = new HashMap<>();
-          String condition = current.isPresent() ? asRead(current.get(), values) : "attribute_not_exists(#pk)";
-          Map<String, String> names = current.isPresent() ? Map.of("#q", QUANTITY, "#ut", UPDATE_TIME) : Map.of("#pk", PK);
+          String condition = current.isPresent() ? StockChanges.asRead(current.get(), values) : "attribute_not_exists(#pk)";
+          Map<String, String> names = current.isPresent()
+              ? current.get().storesAvailable()
+                  ? Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", InventoryItems.RESERVED)
+                  : Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#av", InventoryItems.AVAILABLE)
+              : Map.of("#pk", PK);
           List<TransactWriteItem> items = new ArrayList<>();
           items.add(TransactWriteItem.builder().put(p -> p
               .tableName(store.table())
@@ -152,14 +161,23 @@ public final class DynamoInventoryRepository implements InventoryRepository {
               .expressionAttributeNames(names)
               .expressionAttributeValues(values.isEmpty() ? null : values))
               .build());
-          items.addAll(markerMoves(current, next));
+          items.addAll(changes.markerMoves(current.map(StockChanges.Read::stock), next));
           return store.transact("PutProductInventory", InventoryKeys.PUT_INVENTORY, items, failed -> false)
               .thenApply(ok -> next)
               .exceptionallyCompose(failure -> {
                 requireConcurrentChange(Failures.cause(failure), round, next);
-                return putRound(next, round + 1);
+                return putRound(asked, round + 1);
               });
         });
+  }
+
+  /** FAILED_PRECONDITION STOCK_RESERVED: a write would leave fewer units on hand than are reserved. */
+  static FailedPreconditionException stockReserved(ProductInventory stock, long quantityAfter) {
+    return new FailedPreconditionException("STOCK_RESERVED",
+        "product " + stock.productId() + " at warehouse " + stock.warehouseId() + " has " + stock.reserved()
+            + " units reserved for orders: its quantity may not go below that (asked for " + quantityAfter + ")",
+        Map.of("product_id", stock.productId(), "warehouse_id", stock.warehouseId(),
+            "reserved", Long.toString(stock.reserved()), "requested_quantity", Long.toString(quantityAfter)));
   }
 
   @Override
@@ -167,20 +185,20 @@ public final class DynamoInventoryRepository implements InventoryRepository {
     return applyRound(adj, now, 1)
         // Applied now or by an earlier call with this request id: either way, answer with the stock.
         .thenCompose(applied -> currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId()))
-        .thenApply(found -> found.orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
+        .thenApply(found -> found.map(StockChanges.Read::stock)
+            .orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
   }
 
   /**
    * One round of W3: the stock and this request id's record, read strongly and at once; then one
-   * transaction of the stock's update, the request record and the marker's move. Away from the
-   * reorder point no marker moves, and the update adds {@code delta} to whatever the stock then is (so
-   * concurrent picks of one item do not conflict), conditioned only on staying clear of the reorder
-   * point, of zero and of the ceiling; near it, the update sets the new quantity, conditioned on the
-   * quantity read. A condition that no longer holds starts the next round from the new state.
-   * Completes when the change is applied, now or by an earlier call with this request id.
+   * transaction of the stock's update, the request record and the marker's move ({@link StockChanges}:
+   * away from the reorder point the update adds {@code delta} to whatever the stock then is, so
+   * concurrent picks of one item do not conflict; near it, it sets the values read and changed). A
+   * condition that no longer holds starts the next round from the new state. Completes when the change
+   * is applied, now or by an earlier call with this request id.
    */
   private CompletableFuture<Void> applyRound(StockAdjustment adj, Instant now, int round) {
-    CompletableFuture<Optional<ProductInventory>> stock =
+    CompletableFuture<Optional<StockChanges.Read>> stock =
         currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId());
     CompletableFuture<Optional<Map<String, AttributeValue>>> earlier = store.get(InventoryKeys.ADJUST_STOCK,
         InventoryKeys.stockRequest(adj.productId(), adj.requestId()), true, item -> item);
@@ -189,7 +207,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
             requireSameChange(adj, record.get());
             return Optional.<List<TransactWriteItem>>empty(); // applied before
           }
-          ProductInventory found = current.orElseThrow(
+          StockChanges.Read found = current.orElseThrow(
               () -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId()));
           return Optional.of(adjustment(adj, found, now));
         })
@@ -207,8 +225,9 @@ public final class DynamoInventoryRepository implements InventoryRepository {
                 }));
   }
 
-  /** The transaction that applies {@code adj} to {@code current}: stock update, request record, marker moves. */
-  private List<TransactWriteItem> adjustment(StockAdjustment adj, ProductInventory current, Instant now) {
+  /** The transaction that applies {@code adj} to {@code read}: stock update, request record, marker moves. */
+  private List<TransactWriteItem> adjustment(StockAdjustment adj, StockChanges.Read read, Instant now) {
+    ProductInventory current = read.stock();
     long after = current.quantity() + adj.delta();
     if (after < 0) {
       throw new FailedPreconditionException("INSUFFICIENT_STOCK",
@@ -216,6 +235,9 @@ public final class DynamoInventoryRepository implements InventoryRepository {
               + adj.warehouseId() + ": only " + current.quantity() + " in stock",
           Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(),
               "available", Long.toString(current.quantity()), "requested", Long.toString(-adj.delta())));
+    }
+    if (after < current.reserved()) {
+      throw stockReserved(current, after);
     }
     if (after > ProductInventory.MAX_QUANTITY) {
       throw new FailedPreconditionException("STOCK_LIMIT_EXCEEDED",
@@ -225,84 +247,15 @@ public final class DynamoInventoryRepository implements InventoryRepository {
               "available", Long.toString(current.quantity()), "requested", Long.toString(adj.delta()),
               "max_quantity", Long.toString(ProductInventory.MAX_QUANTITY)));
     }
-    ProductInventory next = current.withQuantity(after, now);
-    List<TransactWriteItem> moves = markerMoves(Optional.of(current), next);
-    Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME));
-    Map<String, AttributeValue> values = new HashMap<>(Map.of(":now", AttributeValue.fromS(now.toString())));
-    String update;
-    String condition;
-    if (moves.isEmpty()) {
-      // Clear of the reorder point before and after: add to whatever the stock is by then, as long as it
-      // stays clear of the reorder point (no marker), of zero and of the ceiling.
-      update = "SET #q = #q + :delta, #ut = :now";
-      // Above the reorder point before and after: q > rp and q + delta > rp.
-      long lowest = current.reorderPoint() + 1 + Math.max(0, -adj.delta());
-      condition = "attribute_exists(#pk) AND #q >= :lowest AND #q <= :highest AND " + reorderPointIs(current, values);
-      names.put("#pk", PK);
-      names.put("#rp", REORDER_POINT);
-      values.put(":delta", AttributeValue.fromN(Long.toString(adj.delta())));
-      values.put(":lowest", AttributeValue.fromN(Long.toString(lowest)));
-      values.put(":highest", AttributeValue.fromN(Long.toString(ProductInventory.MAX_QUANTITY - Math.max(0, adj.delta()))));
-    } else {
-      // Its marker moves: only from exactly the quantity read, which the marker's key holds.
-      update = "SET #q = :after, #ut = :now";
-      condition = asRead(current, values);
-      values.put(":after", AttributeValue.fromN(Long.toString(after)));
-    }
-    List<TransactWriteItem> items = new ArrayList<>();
-    items.add(TransactWriteItem.builder().update(u -> u
-        .tableName(store.table())
-        .key(InventoryKeys.stock(adj.productId(), adj.warehouseId()).attributes())
-        .updateExpression(update)
-        .conditionExpression(condition)
-        .expressionAttributeNames(names)
-        .expressionAttributeValues(values))
-        .build());
-    items.add(TransactWriteItem.builder().put(p -> p
+    List<TransactWriteItem> items = new ArrayList<>(changes.change(read, adj.delta(), 0, now));
+    items.add(REQUEST, TransactWriteItem.builder().put(p -> p
         .tableName(store.table())
         .item(requestRecord(adj, now))
         .conditionExpression("attribute_not_exists(#pk)")
         .expressionAttributeNames(Map.of("#pk", PK))
         .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
         .build());
-    items.addAll(moves);
     return items;
-  }
-
-  /** The condition that the reorder point is still {@code current}'s (records from before reorder points have none). */
-  private static String reorderPointIs(ProductInventory current, Map<String, AttributeValue> values) {
-    values.put(":rp", AttributeValue.fromN(Long.toString(current.reorderPoint())));
-    return current.reorderPoint() == 0 ? "(attribute_not_exists(#rp) OR #rp = :rp)" : "#rp = :rp";
-  }
-
-  /**
-   * The marker writes that keep A7 in step with a record going from {@code before} to {@code after}:
-   * delete the marker of the old quantity, put the one of the new, each only while the record is low.
-   */
-  private List<TransactWriteItem> markerMoves(Optional<ProductInventory> before, ProductInventory after) {
-    List<TransactWriteItem> moves = new ArrayList<>();
-    Optional<TableKey> old = before.filter(ProductInventory::low)
-        .map(b -> lowStock.marker(b.productId(), b.warehouseId(), b.quantity()));
-    Optional<TableKey> now = Optional.of(after).filter(ProductInventory::low)
-        .map(a -> lowStock.marker(a.productId(), a.warehouseId(), a.quantity()));
-    if (old.isPresent() && !old.equals(now)) {
-      moves.add(TransactWriteItem.builder().delete(d -> d.tableName(store.table()).key(old.get().attributes())).build());
-    }
-    if (now.isPresent()) {
-      moves.add(TransactWriteItem.builder().put(p -> p.tableName(store.table()).item(InventoryItems.lowStockMarker(lowStock, after)))
-          .build());
-    }
-    return moves;
-  }
-
-  /**
-   * The condition that the record is as {@code current} was read: the same quantity (which its marker's
-   * key holds) and the same last write. Uses {@code #q} and {@code #ut}; adds its values to {@code values}.
-   */
-  private static String asRead(ProductInventory current, Map<String, AttributeValue> values) {
-    values.put(":before", AttributeValue.fromN(Long.toString(current.quantity())));
-    values.put(":read_at", AttributeValue.fromS(current.updateTime().toString()));
-    return "#q = :before AND #ut = :read_at";
   }
 
   /** Returns when a round failed because the record changed meanwhile and another round may run; throws otherwise. */
@@ -316,9 +269,9 @@ public final class DynamoInventoryRepository implements InventoryRepository {
     }
   }
 
-  private CompletableFuture<Optional<ProductInventory>> currentStock(dev.warehouse.runtime.routing.Route route,
+  private CompletableFuture<Optional<StockChanges.Read>> currentStock(dev.warehouse.runtime.routing.Route route,
       String productId, String warehouseId) {
-    return store.get(route, InventoryKeys.stock(productId, warehouseId), true, InventoryItems::toProductInventory);
+    return store.get(route, InventoryKeys.stock(productId, warehouseId), true, StockChanges.Read::of);
   }
 
   private static Map<String, AttributeValue> requestRecord(StockAdjustment adj, Instant now) {

@@ -19,6 +19,8 @@ public final class InventoryItems {
   static final String WAREHOUSE_ID = "warehouse_id";
   static final String DESCRIPTION = "description";
   static final String QUANTITY = "quantity";
+  static final String RESERVED = "reserved";
+  static final String AVAILABLE = "available";
   static final String REORDER_POINT = "reorder_point";
   static final String DELTA = "delta";
   static final String UPDATE_TIME = "update_time";
@@ -65,7 +67,7 @@ public final class InventoryItems {
    */
   public static Map<String, AttributeValue> lowStockMarker(LowStockShards shards, ProductInventory inventory) {
     Map<String, AttributeValue> attrs = new HashMap<>(
-        shards.marker(inventory.productId(), inventory.warehouseId(), inventory.quantity()).attributes());
+        shards.marker(inventory.productId(), inventory.warehouseId(), inventory.available()).attributes());
     return withStock(attrs, LOW_STOCK_MARKER, inventory);
   }
 
@@ -76,19 +78,35 @@ public final class InventoryItems {
     attrs.put(PRODUCT_ID, AttributeValue.fromS(inventory.productId()));
     attrs.put(WAREHOUSE_ID, AttributeValue.fromS(inventory.warehouseId()));
     attrs.put(QUANTITY, AttributeValue.fromN(Long.toString(inventory.quantity())));
+    // available is stored, not derived on read: conditions (available >= :q) cannot do arithmetic.
+    attrs.put(RESERVED, AttributeValue.fromN(Long.toString(inventory.reserved())));
+    attrs.put(AVAILABLE, AttributeValue.fromN(Long.toString(inventory.available())));
     attrs.put(REORDER_POINT, AttributeValue.fromN(Long.toString(inventory.reorderPoint())));
     attrs.put(UPDATE_TIME, AttributeValue.fromS(inventory.updateTime().toString()));
     return attrs;
   }
 
-  /** A stock item, or a low-stock marker (which carries the same attributes). */
+  /**
+   * A stock item, or a low-stock marker (which carries the same attributes). Items written before
+   * reservations existed have no {@code reserved}: nothing is reserved of them, all is available.
+   */
   public static ProductInventory toProductInventory(Map<String, AttributeValue> attrs) {
     AttributeValue reorderPoint = attrs.get(REORDER_POINT);
+    AttributeValue reserved = attrs.get(RESERVED);
     return new ProductInventory(
         attrs.get(PRODUCT_ID).s(),
         attrs.get(WAREHOUSE_ID).s(),
         Long.parseLong(attrs.get(QUANTITY).n()),
         reorderPoint == null ? 0 : Long.parseLong(reorderPoint.n()), // written before reorder points existed
-        Timestamps.parse(attrs.get(UPDATE_TIME).s()));
+        Timestamps.parse(attrs.get(UPDATE_TIME).s()),
+        reserved == null ? 0 : Long.parseLong(reserved.n()));
+  }
+
+  /**
+   * Whether a stock item stores {@code reserved} and {@code available}: only such an item can be changed
+   * by adding to them; an older one is rewritten whole, from the values read.
+   */
+  public static boolean storesAvailable(Map<String, AttributeValue> attrs) {
+    return attrs.containsKey(AVAILABLE) && attrs.containsKey(RESERVED);
   }
 }

@@ -1,6 +1,7 @@
 package dev.warehouse.inventory.store;
 
 import dev.warehouse.inventory.v1.InventoryServiceProto;
+import dev.warehouse.inventory.v1.ReservationServiceProto;
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.routing.RouteTable;
@@ -26,7 +27,21 @@ public final class InventoryKeys {
   public static final Route ADJUST_STOCK = ROUTES.route("AdjustStock");
   public static final Route LOW_STOCK = ROUTES.route("ListLowStock");
 
+  /** The routes of {@code warehouse.inventory.v1.ReservationService}, which the inventory-service also serves. */
+  public static final RouteTable RESERVATION_ROUTES =
+      RouteTable.of(ReservationServiceProto.getDescriptor().findServiceByName("ReservationService"));
+
+  public static final Route RESERVE_STOCK = RESERVATION_ROUTES.route("ReserveStock");
+  public static final Route CONFIRM_RESERVATION = RESERVATION_ROUTES.route("ConfirmReservation");
+  public static final Route COMMIT_RESERVATION = RESERVATION_ROUTES.route("CommitReservation");
+  public static final Route RELEASE_RESERVATION = RESERVATION_ROUTES.route("ReleaseReservation");
+  public static final Route GET_RESERVATION = RESERVATION_ROUTES.route("GetReservation");
+  public static final Route EXPIRED_HOLDS = RESERVATION_ROUTES.route("ListExpiredHolds");
+
   static final String SERIAL = "SERIAL#";
+  static final String RESERVATION = "RESERVATION#";
+  static final String HOLDS = "HOLDS#";
+  static final String EXPIRES = "EXPIRES#";
   static final String PRODUCT = "PRODUCT#";
   static final String WAREHOUSE = "WAREHOUSE#";
   static final String REQUEST = "REQUEST#";
@@ -84,7 +99,7 @@ public final class InventoryKeys {
   }
 
   /**
-   * W2, W3: the low-stock marker of a record holding {@code quantity} units, in {@code shard} (which
+   * W2, W3, W6, W8, W9: the low-stock marker of a record with {@code quantity} units available, in {@code shard} (which
    * {@link LowStockShards#marker} picks), {@code LOW_STOCK#ss / QTY#0000000000000003#PRODUCT#p#WAREHOUSE#w}:
    * within a shard, markers sort by quantity, then product, then warehouse, which is A7's order.
    */
@@ -92,6 +107,46 @@ public final class InventoryKeys {
     String padded = String.format(java.util.Locale.ROOT, "%0" + QTY_DIGITS + "d", quantity);
     return new TableKey(lowStockPk(shard),
         QTY + padded + "#" + PRODUCT + productId + "#" + WAREHOUSE + warehouseId);
+  }
+
+  /** W6-W9, A8: an order's reservation, {@code RESERVATION#o / METADATA}. */
+  public static TableKey reservation(String orderId) {
+    return new TableKey(RESERVATION + orderId, METADATA);
+  }
+
+  /** A9: GSI1 partition of one shard of HELD reservations, {@code HOLDS#07}. */
+  public static String holdsGsiPk(int shard) {
+    return HOLDS + Route.FanOut.shardValue(shard);
+  }
+
+  /** A9: the shard of an order's hold: CRC-32 of its id, modulo the route's shard count. */
+  public static int holdShard(String orderId) {
+    return EXPIRED_HOLDS.fanOut().orElseThrow().shardOf(orderId);
+  }
+
+  /**
+   * A9: GSI1 sort key of a hold, {@code EXPIRES#2026-12-04T05:00:00.000000Z#o}: the expiry with a fixed
+   * number of digits, so that keys sort by time, then by order.
+   */
+  public static String holdGsiSk(java.time.Instant expiry, String orderId) {
+    return EXPIRES + expiryText(expiry) + "#" + orderId;
+  }
+
+  /** A9: the upper bound of holds expired at or before {@code now} (the order ids sort below {@code ~}). */
+  public static String holdsExpiredBy(java.time.Instant now) {
+    return EXPIRES + expiryText(now) + "#~";
+  }
+
+  /** A9: the sort-key prefix of every hold, {@code EXPIRES#}. */
+  public static String holdsPrefix() {
+    return EXPIRES;
+  }
+
+  private static final java.time.format.DateTimeFormatter EXPIRY = java.time.format.DateTimeFormatter
+      .ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSSSSS'Z'", java.util.Locale.ROOT).withZone(java.time.ZoneOffset.UTC);
+
+  private static String expiryText(java.time.Instant instant) {
+    return EXPIRY.format(instant);
   }
 
   /** A7: the sort-key prefix of every marker, {@code QTY#}. */

@@ -262,7 +262,8 @@ public final class DynamoOrderRepository implements OrderRepository {
             .build())
         .toList();
     String scope = OrderKeys.STALLED_ORDERS.patternId() + "|shards=" + shards.size();
-    return store.queryShards(OrderKeys.STALLED_ORDERS, shards, pageSize, pageToken, scope, OrderItems::toOrder);
+    return store.queryShards(OrderKeys.STALLED_ORDERS, DynamoStore.ShardKeys.GSI1, shards, pageSize, pageToken, scope,
+        OrderItems::toOrder);
   }
 
   private static Map<String, AttributeValue> requestRecord(Order order, PlaceOrderCommand command, Instant now) {

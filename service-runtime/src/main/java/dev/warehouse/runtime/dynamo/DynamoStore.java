@@ -27,6 +27,9 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.BatchGetItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.BatchGetItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbRequest;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
@@ -35,12 +38,13 @@ import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
 import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
-import software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure;
+import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
 import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
 
 /**
  * The data-access layer both services use for the single table: GetItem, paged Query, PutItem and
- * TransactWriteItems, each through the one retry layer ({@link DynamoCalls}), each failure through
+ * TransactWriteItems (and BatchGetItem, UpdateItem), each through the one retry layer ({@link DynamoCalls}), each failure through
  * the one translation ({@link DynamoErrors}), each request counted under its route's access pattern.
  * Repositories build keys, items and conditions; this class owns how requests are sent.
  *
@@ -113,17 +117,74 @@ public final class DynamoStore {
         .thenApply(response -> null);
   }
 
+  /** Rounds of a BatchGetItem that keeps leaving keys unprocessed (throttling), before UNAVAILABLE. */
+  static final int BATCH_GET_ROUNDS = 8;
+
   /**
-   * UpdateItem {@code request} (key, expressions, condition) for {@code route}, on the table. A condition
-   * that does not hold fails it with {@link ConditionFailedException}.
+   * BatchGetItem of {@code keys} (at most 100) for {@code route}: the items found, by key (absent keys
+   * have none). Each round goes through the retry layer; keys DynamoDB leaves unprocessed are asked
+   * for again after a short backoff, never past the caller's deadline (each round checks it).
    */
-  public CompletableFuture<Void> update(Route route, UpdateItemRequest request) {
-    UpdateItemRequest onTable = request.toBuilder()
-        .tableName(table)
-        .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD)
+  public CompletableFuture<Map<TableKey, Map<String, AttributeValue>>> batchGet(Route route, List<TableKey> keys,
+      boolean consistentRead) {
+    Map<TableKey, Map<String, AttributeValue>> found = new HashMap<>();
+    List<Map<String, AttributeValue>> asked = keys.stream().distinct().map(TableKey::attributes).toList();
+    return batchGetRound(route, asked, consistentRead, found, 1).thenApply(done -> found);
+  }
+
+  private CompletableFuture<Void> batchGetRound(Route route, List<Map<String, AttributeValue>> keys, boolean consistentRead,
+      Map<TableKey, Map<String, AttributeValue>> found, int round) {
+    if (keys.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    BatchGetItemRequest request = BatchGetItemRequest.builder()
+        .requestItems(Map.of(table, KeysAndAttributes.builder().keys(keys).consistentRead(consistentRead).build()))
         .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
         .build();
-    return calls.run(timeout -> dynamo.updateItem(attempt(onTable, route, timeout))).thenApply(response -> null);
+    return calls.run(timeout -> dynamo.batchGetItem(attempt(request, route, timeout)))
+        .thenCompose((BatchGetItemResponse response) -> {
+          response.responses().getOrDefault(table, List.of()).forEach(item -> found.put(TableKey.of(item), item));
+          List<Map<String, AttributeValue>> left = response.hasUnprocessedKeys() && response.unprocessedKeys().containsKey(table)
+              ? response.unprocessedKeys().get(table).keys() : List.of();
+          if (left.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+          }
+          if (round >= BATCH_GET_ROUNDS) {
+            return CompletableFuture.failedFuture(new dev.warehouse.runtime.error.UnavailableException(
+                "DATABASE_THROTTLED", "the database kept some keys of a batch read unprocessed; retry later"));
+          }
+          // The caller's gRPC context (its deadline) goes with the next round to the timer's thread.
+          io.grpc.Context context = io.grpc.Context.current();
+          long backoff = DynamoCalls.INITIAL_BACKOFF.toMillis() << Math.min(round - 1, 4);
+          CompletableFuture<Void> next = new CompletableFuture<>();
+          CompletableFuture.delayedExecutor(ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1),
+                  java.util.concurrent.TimeUnit.MILLISECONDS)
+              .execute(context.wrap((Runnable) () -> batchGetRound(route, left, consistentRead, found, round + 1)
+                  .whenComplete((ok, failure) -> {
+                    if (failure == null) {
+                      next.complete(null);
+                    } else {
+                      next.completeExceptionally(failure);
+                    }
+                  })));
+          return next;
+        });
+  }
+
+  /**
+   * One UpdateItem for {@code route} (with its condition, if any): the item as it is afterwards
+   * ({@code ReturnValues=ALL_NEW}). A failed condition fails with {@link ConditionFailedException}
+   * carrying the item as it was ({@code ReturnValuesOnConditionCheckFailure=ALL_OLD}).
+   */
+  public CompletableFuture<Map<String, AttributeValue>> update(Route route, UpdateItemRequest update) {
+    UpdateItemRequest request = update.toBuilder()
+        .tableName(table)
+        .returnValues(ReturnValue.ALL_NEW)
+        .returnValuesOnConditionCheckFailure(software.amazon.awssdk.services.dynamodb.model.ReturnValuesOnConditionCheckFailure.ALL_OLD)
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .build();
+    return calls.run(timeout -> dynamo.updateItem(attempt(request, route, timeout)))
+        .thenApply(response -> response.hasAttributes() ? response.attributes() : Map.of());
   }
 
   /**
@@ -169,7 +230,35 @@ public final class DynamoStore {
    */
   public <T> CompletableFuture<Page<T>> queryShards(Route route, List<QueryRequest> shards, int pageSize, String pageToken,
       String scope, Function<Map<String, AttributeValue>, T> mapper) {
+    return queryShards(route, ShardKeys.TABLE, shards, pageSize, pageToken, scope, mapper);
+  }
+
+  /**
+   * The key attributes of a fanned-out Query: its partition and sort key (the table's, or an index's),
+   * and for an index the table's keys too, which DynamoDB needs in a continuation key. Sort keys must
+   * be unique across shards (they end with the item's id), so one sort key says where every shard resumes.
+   */
+  public record ShardKeys(String partition, String sort, List<String> tableKeys) {
+
+    /** A Query of the table itself. */
+    public static final ShardKeys TABLE = new ShardKeys(SingleTable.PK, SingleTable.SK, List.of());
+    /** A Query of GSI1. */
+    public static final ShardKeys GSI1 = new ShardKeys(SingleTable.GSI1_PK, SingleTable.GSI1_SK,
+        List.of(SingleTable.PK, SingleTable.SK));
+
+    public ShardKeys {
+      tableKeys = List.copyOf(tableKeys);
+    }
+  }
+
+  /**
+   * {@link #queryShards(Route, List, int, String, String, Function)} on the keys {@code keys} names
+   * (an index's): each shard's Query is on {@code keys.partition()} = {@code :pk}.
+   */
+  public <T> CompletableFuture<Page<T>> queryShards(Route route, ShardKeys keys, List<QueryRequest> shards, int pageSize,
+      String pageToken, String scope, Function<Map<String, AttributeValue>, T> mapper) {
     String after = "";
+    Map<String, String> afterItem = Map.of();
     java.util.BitSet done = new java.util.BitSet(shards.size());
     if (!pageToken.isEmpty()) {
       Map<String, String> state;
@@ -179,11 +268,15 @@ public final class DynamoStore {
         return CompletableFuture.failedFuture(e);
       }
       Optional<java.util.BitSet> mask = shardMask(state.get(SHARDS_DONE), shards.size());
-      if (state.size() != 2 || state.get(AFTER) == null || state.get(AFTER).isEmpty() || mask.isEmpty()) {
+      if (state.size() != 2 + keys.tableKeys().size() || state.get(AFTER) == null || state.get(AFTER).isEmpty()
+          || mask.isEmpty() || !keys.tableKeys().stream().allMatch(k -> state.get(k) != null && !state.get(k).isEmpty())) {
         return CompletableFuture.failedFuture(foreignToken());
       }
       after = state.get(AFTER);
       done = mask.get();
+      Map<String, String> tableKeys = new HashMap<>();
+      keys.tableKeys().forEach(k -> tableKeys.put(k, state.get(k)));
+      afterItem = tableKeys;
     }
     List<CompletableFuture<QueryResponse>> answers = new java.util.ArrayList<>();
     for (int i = 0; i < shards.size(); i++) {
@@ -193,23 +286,29 @@ public final class DynamoStore {
       }
       QueryRequest.Builder builder = pageOf(shards.get(i), pageSize);
       if (!after.isEmpty()) {
-        builder.exclusiveStartKey(Map.of(
-            SingleTable.PK, shards.get(i).expressionAttributeValues().get(":pk"), SingleTable.SK, AttributeValue.fromS(after)));
+        // Every shard resumes after the same sort key: on its own partition, with the last item's table keys.
+        Map<String, AttributeValue> start = new HashMap<>();
+        start.put(keys.partition(), shards.get(i).expressionAttributeValues().get(":pk"));
+        start.put(keys.sort(), AttributeValue.fromS(after));
+        afterItem.forEach((name, value) -> start.put(name, AttributeValue.fromS(value)));
+        builder.exclusiveStartKey(start);
       }
       QueryRequest request = builder.build();
       answers.add(calls.run(timeout -> dynamo.query(attempt(request, route, timeout))));
     }
     String resumeAfter = after;
+    Map<String, String> resumeItem = afterItem;
     return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
-        .thenApply(all -> merge(answers.stream().map(CompletableFuture::join).toList(), resumeAfter, pageSize, scope, mapper));
+        .thenApply(all -> merge(keys, answers.stream().map(CompletableFuture::join).toList(), resumeAfter, resumeItem,
+            pageSize, scope, mapper));
   }
 
   /** Takes the page's items from the shards' answers in sort-key order, and where the next page starts. */
-  private <T> Page<T> merge(List<QueryResponse> answers, String after, int pageSize, String scope,
-      Function<Map<String, AttributeValue>, T> mapper) {
+  private <T> Page<T> merge(ShardKeys keys, List<QueryResponse> answers, String after, Map<String, String> afterItem,
+      int pageSize, String scope, Function<Map<String, AttributeValue>, T> mapper) {
     int[] taken = new int[answers.size()];
     java.util.PriorityQueue<Integer> heads = new java.util.PriorityQueue<>(
-        java.util.Comparator.comparing((Integer shard) -> sortKey(answers.get(shard).items().get(taken[shard]))));
+        java.util.Comparator.comparing((Integer shard) -> answers.get(shard).items().get(taken[shard]).get(keys.sort()).s()));
     for (int shard = 0; shard < answers.size(); shard++) {
       if (answers.get(shard) != null && !answers.get(shard).items().isEmpty()) {
         heads.add(shard);
@@ -217,11 +316,15 @@ public final class DynamoStore {
     }
     List<T> page = new java.util.ArrayList<>(pageSize);
     String last = after;
+    Map<String, String> lastItem = afterItem;
     while (page.size() < pageSize && !heads.isEmpty()) {
       int shard = heads.poll();
       Map<String, AttributeValue> item = answers.get(shard).items().get(taken[shard]);
       page.add(mapper.apply(item));
-      last = sortKey(item);
+      last = item.get(keys.sort()).s();
+      Map<String, String> tableKeys = new HashMap<>();
+      keys.tableKeys().forEach(k -> tableKeys.put(k, item.get(k).s()));
+      lastItem = tableKeys;
       taken[shard]++;
       if (taken[shard] < answers.get(shard).items().size()) {
         heads.add(shard);
@@ -236,7 +339,10 @@ public final class DynamoStore {
     if (done.cardinality() == answers.size()) {
       return new Page<>(page, "");
     }
-    return new Page<>(page, pageTokens.encode(scope, Map.of(AFTER, last, SHARDS_DONE, shardMask(done, answers.size()))));
+    Map<String, String> state = new HashMap<>(lastItem);
+    state.put(AFTER, last);
+    state.put(SHARDS_DONE, shardMask(done, answers.size()));
+    return new Page<>(page, pageTokens.encode(scope, state));
   }
 
   /** Shards that are done, as hex digits (shard 0 the lowest bit of the first), so a token stays small. */
@@ -275,10 +381,6 @@ public final class DynamoStore {
     return Optional.of(done);
   }
 
-  private static String sortKey(Map<String, AttributeValue> item) {
-    return item.get(SingleTable.SK).s();
-  }
-
   /**
    * One TransactWriteItems of {@code items} for {@code route}, sent with a client request token of its
    * own. Fails with {@link ConditionFailedException} when a condition failed (the repository says what
@@ -297,7 +399,18 @@ public final class DynamoStore {
     Timer.Sample sample = Timer.start(meters);
     return calls.run(timeout -> {
           attempts.incrementAndGet();
-          return dynamo.transactWriteItems(attempt(request, route, timeout));
+          CompletableFuture<software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsResponse> sent =
+              dynamo.transactWriteItems(attempt(request, route, timeout));
+          sent.whenComplete((ok, failure) -> {
+            if (failure != null && isConflict(failure)) {
+              Counter.builder("dynamodb.transaction.conflicts")
+                  .description("attempts of transactions cancelled by a conflicting transaction (each is retried while time is left)")
+                  .tags("operation", operation)
+                  .register(meters)
+                  .increment();
+            }
+          });
+          return sent;
         })
         .handle((ok, failure) -> {
           RuntimeException error = failure == null ? null : DynamoErrors.translate(failure);
@@ -334,6 +447,16 @@ public final class DynamoStore {
       return Outcome.THROTTLED;
     }
     return Outcome.ERROR;
+  }
+
+  /** Whether an attempt failed because another transaction touched one of its items meanwhile. */
+  private static boolean isConflict(Throwable failure) {
+    Throwable cause = dev.warehouse.runtime.error.Failures.cause(failure);
+    if (cause instanceof software.amazon.awssdk.services.dynamodb.model.TransactionConflictException) {
+      return true;
+    }
+    return cause instanceof TransactionCanceledException cancelled && cancelled.hasCancellationReasons()
+        && cancelled.cancellationReasons().stream().anyMatch(r -> "TransactionConflict".equals(r.code()));
   }
 
   /** A token unique to one transaction call (at most 36 characters, as DynamoDB allows). */

@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
+import com.google.rpc.PreconditionFailure;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.CancelledException;
@@ -14,6 +15,7 @@ import dev.warehouse.runtime.error.FieldViolation;
 import dev.warehouse.runtime.error.InvalidArgumentException;
 import dev.warehouse.runtime.error.NotFoundException;
 import dev.warehouse.runtime.error.PermissionDeniedException;
+import dev.warehouse.runtime.error.PreconditionViolation;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
@@ -28,7 +30,7 @@ import java.util.logging.Logger;
 /**
  * The one place where failures become gRPC statuses (AIP-193): each {@link ServiceException} keeps
  * its code, client-safe message and {@code google.rpc.ErrorInfo}; invalid arguments add a
- * {@code google.rpc.BadRequest}. Anything else is INTERNAL with a generic message and is logged with
+ * {@code google.rpc.BadRequest}, failed preconditions that name theirs a {@code google.rpc.PreconditionFailure}. Anything else is INTERNAL with a generic message and is logged with
  * its cause, so no stack trace or SDK text reaches a client.
  */
 public final class GrpcErrors {
@@ -87,6 +89,13 @@ public final class GrpcErrors {
         badRequest.addFieldViolationsBuilder().setField(v.field()).setDescription(v.description());
       }
       status.addDetails(Any.pack(badRequest.build()));
+    }
+    if (e instanceof FailedPreconditionException failed && !failed.violations().isEmpty()) {
+      PreconditionFailure.Builder failure = PreconditionFailure.newBuilder();
+      for (PreconditionViolation v : failed.violations()) {
+        failure.addViolationsBuilder().setType(v.type()).setSubject(v.subject()).setDescription(v.description());
+      }
+      status.addDetails(Any.pack(failure.build()));
     }
     return status.build();
   }

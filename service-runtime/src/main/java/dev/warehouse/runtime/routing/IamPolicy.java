@@ -94,6 +94,15 @@ public final class IamPolicy {
                   .add(item.partitionKey(), route);
             }
           }
+        } else if (op == Operation.OPERATION_BATCH_GET_ITEM) {
+          // A batch read reads the records the route then updates in its transaction (an order's
+          // stock records): their partition keys, not the route's own.
+          for (Route.ItemKey item : route.alsoWrites()) {
+            if (item.writes().contains(Operation.OPERATION_UPDATE_ITEM)) {
+              grants.computeIfAbsent(new Grant("BatchGetItem", Optional.empty(), false), g -> new Grants())
+                  .add(item.partitionKey(), route);
+            }
+          }
         } else {
           Optional<String> index = op == Operation.OPERATION_QUERY ? route.index() : Optional.empty();
           grants.computeIfAbsent(new Grant(action(op), index, false), g -> new Grants())

@@ -37,6 +37,7 @@ public final class RetrievalMapDoc {
   private static String operation(Operation op) {
     return switch (op) {
       case OPERATION_GET_ITEM -> "GetItem";
+      case OPERATION_BATCH_GET_ITEM -> "BatchGetItem";
       case OPERATION_QUERY -> "Query";
       case OPERATION_PUT_ITEM -> "PutItem";
       case OPERATION_UPDATE_ITEM -> "UpdateItem";

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.rpc.BadRequest;
 import com.google.rpc.ErrorInfo;
+import com.google.rpc.PreconditionFailure;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
@@ -11,6 +12,7 @@ import dev.warehouse.runtime.error.FieldViolation;
 import dev.warehouse.runtime.error.InvalidArgumentException;
 import dev.warehouse.runtime.error.NotFoundException;
 import dev.warehouse.runtime.error.PermissionDeniedException;
+import dev.warehouse.runtime.error.PreconditionViolation;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.error.UnavailableException;
@@ -46,6 +48,27 @@ class GrpcErrorsTest {
     BadRequest badRequest = detail(e, BadRequest.class);
     assertThat(badRequest.getFieldViolationsList()).extracting(BadRequest.FieldViolation::getField)
         .containsExactly("product_id", "page_size");
+  }
+
+  @Test
+  void failedPrecondition_withViolations_carriesPreconditionFailure_andErrorInfo() {
+    StatusRuntimeException e = GrpcErrors.toStatusException(new CompletionException(new FailedPreconditionException(
+        "OUT_OF_STOCK", "m", Map.of("short_lines", "2"), List.of(
+            new PreconditionViolation("OUT_OF_STOCK", "products/p1/warehouses/w1", "requested 3, available 1"),
+            new PreconditionViolation("OUT_OF_STOCK", "products/p2/warehouses/w1", "requested 2, available 0")))));
+    assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+    assertThat(detail(e, ErrorInfo.class).getMetadataMap()).containsEntry("short_lines", "2");
+    PreconditionFailure failure = detail(e, PreconditionFailure.class);
+    assertThat(failure.getViolationsList()).extracting(PreconditionFailure.Violation::getSubject)
+        .containsExactly("products/p1/warehouses/w1", "products/p2/warehouses/w1");
+    assertThat(failure.getViolations(0).getType()).isEqualTo("OUT_OF_STOCK");
+    assertThat(failure.getViolations(0).getDescription()).isEqualTo("requested 3, available 1");
+  }
+
+  @Test
+  void failedPrecondition_withoutViolations_hasNoPreconditionFailure() {
+    StatusRuntimeException e = GrpcErrors.toStatusException(new FailedPreconditionException("STOCK_RESERVED", "m"));
+    assertThat(StatusProto.fromThrowable(e).getDetailsList()).noneMatch(any -> any.is(PreconditionFailure.class));
   }
 
   @Test

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.BatchGetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
@@ -45,6 +46,8 @@ public final class RouteConformance {
   public static Operation operationOf(SdkRequest request) {
     if (request instanceof GetItemRequest) {
       return Operation.OPERATION_GET_ITEM;
+    } else if (request instanceof BatchGetItemRequest) {
+      return Operation.OPERATION_BATCH_GET_ITEM;
     } else if (request instanceof QueryRequest) {
       return Operation.OPERATION_QUERY;
     } else if (request instanceof PutItemRequest) {
@@ -74,13 +77,27 @@ public final class RouteConformance {
         .containsExactlyElementsOf(route.operations());
 
     String pk = route.partitionKey().render(values);
+    // Keys rendered from the call's fields, and from each element of its repeated messages (an order's
+    // lines), each element's fields taking precedence over the call's.
+    List<Map<String, String>> renderings = new java.util.ArrayList<>(List.of(values));
+    for (Map<String, String> element : repeatedValues(messages)) {
+      Map<String, String> merged = new HashMap<>(values);
+      merged.putAll(element);
+      renderings.add(merged);
+    }
     Set<List<String>> readable = new HashSet<>();
     readable.add(mainKey(route, values));
-    route.alsoWrites().stream().filter(k -> renders(k, values))
-        .forEach(k -> readable.add(List.of(k.partitionKey().render(values), k.sortKey().render(values))));
+    for (Map<String, String> rendering : renderings) {
+      route.alsoWrites().stream().filter(k -> renders(k, rendering))
+          .forEach(k -> readable.add(List.of(k.partitionKey().render(rendering), k.sortKey().render(rendering))));
+    }
     for (SdkRequest request : recorded) {
       if (request instanceof GetItemRequest get) {
         assertThat(readable).as(where + ": GetItem key").contains(keyOf(get.key()));
+      } else if (request instanceof BatchGetItemRequest batch) {
+        List<List<String>> keys = batch.requestItems().values().stream()
+            .flatMap(k -> k.keys().stream()).map(RouteConformance::keyOf).toList();
+        assertThat(keys).as(where + ": BatchGetItem keys").isNotEmpty().allSatisfy(k -> assertThat(readable).contains(k));
       } else if (request instanceof PutItemRequest put) {
         assertThat(keyOf(put.item())).as(where + ": PutItem key").isEqualTo(mainKey(route, values));
       } else if (request instanceof UpdateItemRequest update) {
@@ -108,9 +125,14 @@ public final class RouteConformance {
         required.put(mainKey(route, values), route.writes());
         List<Route.ItemKey> optional = new java.util.ArrayList<>();
         for (Route.ItemKey k : route.alsoWrites()) {
-          if (renders(k, values)) {
-            required.put(List.of(k.partitionKey().render(values), k.sortKey().render(values)), k.writes());
-          } else {
+          boolean rendered = false;
+          for (Map<String, String> rendering : renderings) {
+            if (renders(k, rendering)) {
+              required.put(List.of(k.partitionKey().render(rendering), k.sortKey().render(rendering)), k.writes());
+              rendered = true;
+            }
+          }
+          if (!rendered) {
             optional.add(k);
           }
         }
@@ -153,8 +175,18 @@ public final class RouteConformance {
       int shard = Integer.parseInt(pk.substring(route.partitionKey().prefix().length()));
       assertThat(shard).as(where + ": shard").isBetween(0, shards - 1);
       assertThat(partitions.add(pk)).as(where + ": one Query per shard, " + pk + " twice").isTrue();
-      assertThat(query.expressionAttributeValues().get(":prefix").s()).as(where + ": sort-key prefix")
-          .startsWith(route.sortKey().prefix());
+      if (query.keyConditionExpression().contains("BETWEEN")) {
+        assertThat(route.sortKeyConditions()).contains(SortKeyCondition.SORT_KEY_CONDITION_BETWEEN);
+        assertThat(query.expressionAttributeNames().get("#pk")).as(where + ": partition attribute")
+            .isEqualTo(route.index().isPresent() ? SingleTable.GSI1_PK : SingleTable.PK);
+        assertThat(query.expressionAttributeValues().get(":from").s()).as(where + ": sort-key lower bound")
+            .startsWith(route.sortKey().prefix());
+        assertThat(query.expressionAttributeValues().get(":to").s()).as(where + ": sort-key upper bound")
+            .startsWith(route.sortKey().prefix());
+      } else {
+        assertThat(query.expressionAttributeValues().get(":prefix").s()).as(where + ": sort-key prefix")
+            .startsWith(route.sortKey().prefix());
+      }
     }
   }
 
@@ -205,6 +237,23 @@ public final class RouteConformance {
       collect(message, values);
     }
     return values;
+  }
+
+  /** The string fields of each element of the messages' repeated message fields (an order's lines). */
+  private static List<Map<String, String>> repeatedValues(Message... messages) {
+    List<Map<String, String>> elements = new java.util.ArrayList<>();
+    for (Message message : messages) {
+      for (Map.Entry<FieldDescriptor, Object> field : message.getAllFields().entrySet()) {
+        if (field.getKey().isRepeated() && field.getKey().getJavaType() == FieldDescriptor.JavaType.MESSAGE) {
+          for (Object element : (List<?>) field.getValue()) {
+            Map<String, String> values = new HashMap<>();
+            collect((Message) element, values);
+            elements.add(values);
+          }
+        }
+      }
+    }
+    return elements;
   }
 
   private static void collect(Message message, Map<String, String> values) {

@@ -1,0 +1,133 @@
+package dev.warehouse.inventory.reservation;
+
+import dev.warehouse.inventory.domain.PageQuery;
+import dev.warehouse.inventory.reservation.Reservation.ReleaseCause;
+import dev.warehouse.runtime.paging.Page;
+import io.grpc.Context;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * The expiry loop: every sweep period, lists the holds past their expiry (A9) and releases each one
+ * (W9, cause HOLD_EXPIRED), only if it is still HELD when the release is written, so a confirm that won
+ * the race is never undone. Runs on the process's timer thread, which it never blocks: a sweep only
+ * starts asynchronous calls, and a sweep still running when the next is due is not doubled.
+ *
+ * <p>Metrics: {@code reservation_holds_expired_total} (holds this process released), and
+ * {@code reservation_expired_hold_age_seconds}, how long the oldest hold the last sweep found had been
+ * past its expiry (0 when none): it grows when releases fall behind.
+ */
+public final class HoldExpiry implements AutoCloseable {
+
+  private static final Logger log = Logger.getLogger(HoldExpiry.class.getName());
+  /** Holds listed per page; their releases run at once. */
+  static final int PAGE_SIZE = 100;
+
+  private final DynamoReservations store;
+  private final Clock clock;
+  private final Duration period;
+  private final ScheduledExecutorService scheduler;
+  private final AtomicBoolean running = new AtomicBoolean();
+  private final AtomicLong oldestAgeMillis = new AtomicLong();
+  private final Counter expired;
+  private volatile ScheduledFuture<?> schedule;
+
+  /** @param scheduler the process's timer: sweeps start there, and their deadlines fire there */
+  public HoldExpiry(DynamoReservations store, Clock clock, Duration period, ScheduledExecutorService scheduler,
+      MeterRegistry meters) {
+    this.store = store;
+    this.scheduler = scheduler;
+    this.clock = clock;
+    this.period = period;
+    this.expired = Counter.builder("reservation.holds.expired")
+        .description("holds released by the expiry loop because they were not confirmed in time")
+        .register(meters);
+    Gauge.builder("reservation.expired.hold.age", oldestAgeMillis, age -> age.get() / 1000.0)
+        .description("how long the oldest hold found past its expiry by the last sweep had been expired")
+        .baseUnit("seconds")
+        .register(meters);
+  }
+
+  /** Sweeps every period, first after one period. */
+  public HoldExpiry start() {
+    schedule = scheduler.scheduleWithFixedDelay(() -> {
+      try {
+        sweep();
+      } catch (RuntimeException e) { // a periodic task that throws is never run again
+        log.log(Level.WARNING, "event=hold_sweep_failed", e);
+      }
+    }, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  /**
+   * One sweep: every hold expired by now, page by page; completes when each is released (or was
+   * confirmed or released meanwhile). Skipped, completing at once, while the previous one still runs.
+   */
+  public CompletableFuture<Integer> sweep() {
+    if (!running.compareAndSet(false, true)) {
+      return CompletableFuture.completedFuture(0);
+    }
+    Instant now = clock.instant();
+    // A sweep gets at most a few periods; then the next one starts over from A9.
+    Context.CancellableContext context = Context.ROOT.withDeadlineAfter(Math.max(period.toMillis() * 3, 30_000),
+        TimeUnit.MILLISECONDS, scheduler);
+    CompletableFuture<Integer> done;
+    Context previous = context.attach();
+    try {
+      done = page("", now, true, 0);
+    } finally {
+      context.detach(previous);
+    }
+    return done.whenComplete((released, failure) -> {
+      context.cancel(null);
+      running.set(false);
+      if (failure != null) {
+        log.log(Level.WARNING, "event=hold_sweep_failed", failure);
+      } else if (released > 0) {
+        log.info("event=holds_expired released=" + released);
+      }
+    });
+  }
+
+  private CompletableFuture<Integer> page(String token, Instant now, boolean first, int releasedSoFar) {
+    return store.listExpiredHolds(new PageQuery(PAGE_SIZE, token, false), now).thenCompose((Page<Reservation> page) -> {
+      if (first) {
+        oldestAgeMillis.set(page.items().isEmpty() ? 0
+            : Math.max(0, Duration.between(page.items().get(0).holdExpireTime(), now).toMillis()));
+      }
+      List<CompletableFuture<Boolean>> releases = page.items().stream()
+          .map(hold -> store.release(hold.orderId(), ReleaseCause.HOLD_EXPIRED, now)
+              .thenApply(after -> after.isPresent() && after.get().releaseCause().orElse(null) == ReleaseCause.HOLD_EXPIRED
+                  && after.get().updateTime().equals(now)))
+          .toList();
+      return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).thenCompose(all -> {
+        int released = releasedSoFar + (int) releases.stream().filter(CompletableFuture::join).count();
+        expired.increment(released - releasedSoFar);
+        return page.nextPageToken().isEmpty() ? CompletableFuture.completedFuture(released)
+            : page(page.nextPageToken(), now, false, released);
+      });
+    });
+  }
+
+  @Override
+  public void close() {
+    ScheduledFuture<?> s = schedule;
+    if (s != null) {
+      s.cancel(false);
+    }
+  }
+}
