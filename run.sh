@@ -74,7 +74,8 @@ export DYNAMODB_ENDPOINT="http://127.0.0.1:$MOTO_PORT" TABLE_AUTO_CREATE=true PA
 # Every port on loopback only; every process trusts the local CA.
 export GRPC_BIND_ADDRESS=127.0.0.1 METRICS_BIND_ADDRESS=127.0.0.1 TLS_CA_FILE="$CERTS/ca.pem"
 
-# The services: mutual TLS, and only the gateway's identity may call them (health: any certificate of the CA).
+# The services: mutual TLS, and only the gateway's identity may call them (health: any certificate of the CA);
+# the inventory's reservations only the order-service's (RESERVATION_TRUSTED_PEERS' default).
 GRPC_PORT="$INVENTORY_GRPC_PORT" METRICS_PORT="$INVENTORY_METRICS_PORT" \
   GRPC_TLS_MODE=mtls TLS_TRUSTED_PEERS="$GATEWAY_ID" \
   TLS_CERT_FILE="$CERTS/inventory-service.pem" TLS_KEY_FILE="$CERTS/inventory-service-key.pem" \
@@ -82,9 +83,12 @@ GRPC_PORT="$INVENTORY_GRPC_PORT" METRICS_PORT="$INVENTORY_METRICS_PORT" \
 pids+=($!)
 wait_for_port inventory-service "$INVENTORY_GRPC_PORT" "${pids[-1]}"
 
+# The order-service holds its orders' stock at the inventory, calling it directly over mutual TLS.
 GRPC_PORT="$ORDER_GRPC_PORT" METRICS_PORT="$ORDER_METRICS_PORT" \
   GRPC_TLS_MODE=mtls TLS_TRUSTED_PEERS="$GATEWAY_ID" \
   TLS_CERT_FILE="$CERTS/order-service.pem" TLS_KEY_FILE="$CERTS/order-service-key.pem" \
+  INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" INVENTORY_TLS_MODE=mtls \
+  INVENTORY_TRUSTED_PEERS="spiffe://warehouse.local/inventory-service" \
   java -Xmx256m -jar order-service/target/order-service.jar >"$LOGS/order-service.log" 2>&1 &
 pids+=($!)
 wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
@@ -123,7 +127,7 @@ G="localhost:$GATEWAY_GRPC_PORT"
 cat <<INFO
 
   gateway             127.0.0.1:$GATEWAY_GRPC_PORT ($GATEWAY_MODE)   metrics http://127.0.0.1:$GATEWAY_METRICS_PORT/metrics   <- point clients here
-  inventory-service   127.0.0.1:$INVENTORY_GRPC_PORT (mtls, gateway only)   metrics http://127.0.0.1:$INVENTORY_METRICS_PORT/metrics
+  inventory-service   127.0.0.1:$INVENTORY_GRPC_PORT (mtls: gateway; reservations: order-service)   metrics http://127.0.0.1:$INVENTORY_METRICS_PORT/metrics
   order-service       127.0.0.1:$ORDER_GRPC_PORT (mtls, gateway only)   metrics http://127.0.0.1:$ORDER_METRICS_PORT/metrics
   moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
   certificates        $CERTS/ (local CA; rotate: java -jar gateway/target/gateway.jar certs $CERTS --renew)
@@ -142,6 +146,9 @@ One grpcurl per access pattern (reflection is on; no .proto files needed):
   A5 $GRPCURL -d '{"customer_id":"C4821","date_prefix":"2026-07"}' $G warehouse.order.v1.OrderService/ListCustomerOrders
   A6 $GRPCURL -d '{"order_id":"O900"}' $G warehouse.order.v1.OrderService/GetOrder
   A7 $GRPCURL -d '{}' $G warehouse.inventory.v1.InventoryService/ListLowStock
+  The last 2 units of P100 at W3 (TOKEN=\$(cat $AUTH_DIR/admin.jwt)): the first buyer gets them, the second OUT_OF_STOCK:
+  W4 $GRPCURL -d '{"customer_id":"C1","request_id":"buy-1","lines":[{"product_id":"P100","warehouse_id":"W3","quantity":2,"unit_price":{"currency_code":"EUR","units":65}}]}' $G warehouse.order.v1.OrderService/PlaceOrder
+  W4 $GRPCURL -d '{"customer_id":"C2","request_id":"buy-2","lines":[{"product_id":"P100","warehouse_id":"W3","quantity":1,"unit_price":{"currency_code":"EUR","units":65}}]}' $G warehouse.order.v1.OrderService/PlaceOrder
   a service directly (mTLS; health answers any certificate of the CA, everything else only the gateway's):
      grpcurl -cacert $CERTS/ca.pem -cert $CERTS/client.pem -key $CERTS/client-key.pem localhost:$INVENTORY_GRPC_PORT grpc.health.v1.Health/Check
   consistency audit (orders):            DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar order-service/target/order-service.jar audit

@@ -95,7 +95,7 @@ class ComposeFileTest {
   void services_setOnlyVariablesTheyRead_withTheirOwnPorts() {
     assertService("inventory-service", InventoryMain.DEFAULT_GRPC_PORT, InventoryMain.DEFAULT_METRICS_PORT,
         InventoryMain.variables());
-    assertService("order-service", OrderMain.DEFAULT_GRPC_PORT, OrderMain.DEFAULT_METRICS_PORT, ServiceConfig.variables());
+    assertService("order-service", OrderMain.DEFAULT_GRPC_PORT, OrderMain.DEFAULT_METRICS_PORT, OrderMain.variables());
     assertService("gateway", GatewayConfig.DEFAULT_GRPC_PORT, GatewayConfig.DEFAULT_METRICS_PORT, GatewayConfig.variables());
     for (String service : List.of("inventory-service", "order-service")) {
       assertThat(env(service)).containsEntry("DYNAMODB_ENDPOINT", "http://moto:5000").containsEntry("TABLE_AUTO_CREATE", "true");

@@ -36,7 +36,7 @@ class DocsConfigurationTest {
     Map<String, Set<String>> read = new TreeMap<>(Map.of(
         "gateway", new TreeSet<>(GatewayConfig.variables()),
         "inventory-service", new TreeSet<>(InventoryMain.variables()),
-        "order-service", new TreeSet<>(ServiceConfig.variables())));
+        "order-service", new TreeSet<>(OrderMain.variables())));
     List<String> differences = new ArrayList<>();
     for (String process : PROCESSES) {
       read.get(process).stream().filter(name -> !documented.get(process).contains(name))

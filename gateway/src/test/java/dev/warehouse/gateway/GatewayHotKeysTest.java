@@ -17,9 +17,11 @@ import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.order.OrderMain;
+import dev.warehouse.order.OrderSettings;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderServiceGrpc;
+import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.server.ServiceProcess;
 import dev.warehouse.runtime.testing.Reflection;
@@ -60,7 +62,8 @@ class GatewayHotKeysTest {
   static void start() throws Exception {
     String table = TestServices.uniqueTableName();
     inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services, List.of());
-    orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table), OrderMain::services, List.of());
+    orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table),
+        OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort())), List.of());
     try (ServerSocket socket = new ServerSocket(0)) {
       deadOrderInstance = "127.0.0.1:" + socket.getLocalPort();
     }
@@ -79,7 +82,9 @@ class GatewayHotKeysTest {
     OrderServiceGrpc.OrderServiceBlockingStub orderStub = OrderServiceGrpc.newBlockingStub(channel)
         .withDeadlineAfter(30, TimeUnit.SECONDS);
     Order order = orderStub.placeOrder(PlaceOrderRequest.newBuilder().setCustomerId("C-" + productId)
-        .setTotal(Money.newBuilder().setCurrencyCode("EUR").setUnits(3)).setRequestId("r-" + productId).build());
+        .addLines(OrderLine.newBuilder().setProductId(productId).setWarehouseId("W1").setQuantity(1)
+            .setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(3)))
+        .setRequestId("r-" + productId).build());
     orderId = order.getOrderId();
     for (int i = 0; i < READS; i++) {
       inventoryStub.getProductInventory(GetProductInventoryRequest.newBuilder().setProductId(productId).setWarehouseId("W1")

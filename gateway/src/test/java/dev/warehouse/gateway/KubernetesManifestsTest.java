@@ -294,7 +294,7 @@ class KubernetesManifestsTest {
   private static List<String> variablesRead(String name) {
     return switch (name) {
       case "inventory-service" -> InventoryMain.variables();
-      case "order-service" -> ServiceConfig.variables();
+      case "order-service" -> OrderMain.variables();
       default -> GatewayConfig.variables();
     };
   }
@@ -610,15 +610,25 @@ class KubernetesManifestsTest {
 
     for (String backend : BACKENDS) {
       NetworkPolicy policy = one(overlay, NetworkPolicy.class, backend);
-      // gRPC only from the gateway, metrics only from Prometheus.
-      assertThat(ingressFrom(policy, defaultGrpcPort(backend))).singleElement()
-          .satisfies(peer -> assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "gateway")));
+      // gRPC only from the gateway (and, to the inventory's reservations, the order-service), metrics only
+      // from Prometheus.
+      List<String> callers = backend.equals("inventory-service") ? List.of("gateway", "order-service") : List.of("gateway");
+      assertThat(ingressFrom(policy, defaultGrpcPort(backend)))
+          .extracting(peer -> peer.getPodSelector().getMatchLabels().get("app.kubernetes.io/name"))
+          .containsExactlyInAnyOrderElementsOf(callers);
       assertThat(ingressFrom(policy, defaultMetricsPort(backend))).singleElement()
           .satisfies(peer -> assertThat(peer.getPodSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "prometheus")));
       assertThat(policy.getSpec().getIngress()).allSatisfy(rule -> assertThat(rule.getFrom()).isNotEmpty());
-      // DynamoDB over HTTPS; nothing else out but DNS (allow-dns) and what an overlay adds for its store.
-      assertThat(policy.getSpec().getEgress()).singleElement()
-          .satisfies(rule -> assertThat(rule.getPorts()).extracting(p -> p.getPort().getIntVal()).containsExactly(443));
+      // DynamoDB over HTTPS; nothing else out but DNS (allow-dns), what an overlay adds for its store, and
+      // the order-service's calls to the inventory's gRPC port.
+      List<Integer> out = backend.equals("order-service") ? List.of(443, InventoryMain.DEFAULT_GRPC_PORT) : List.of(443);
+      assertThat(policy.getSpec().getEgress()).flatExtracting(rule -> rule.getPorts().stream()
+          .map(p -> p.getPort().getIntVal()).toList()).containsExactlyInAnyOrderElementsOf(out);
+      if (backend.equals("order-service")) {
+        assertThat(policy.getSpec().getEgress()).anyMatch(rule -> rule.getTo() != null && rule.getTo().stream()
+            .anyMatch(peer -> selects(peer.getPodSelector().getMatchLabels(), podLabels(overlay, "inventory-service")))
+            && rule.getPorts().stream().allMatch(p -> p.getPort().getIntVal() == InventoryMain.DEFAULT_GRPC_PORT));
+      }
       // The gateway may call it, on its gRPC port.
       assertThat(one(overlay, NetworkPolicy.class, "gateway").getSpec().getEgress()).anyMatch(rule ->
           rule.getTo().stream().anyMatch(peer -> selects(peer.getPodSelector().getMatchLabels(), podLabels(overlay, backend)))
@@ -866,6 +876,10 @@ class KubernetesManifestsTest {
       assertThat(env("local", backend)).containsEntry("GRPC_TLS_MODE", "mtls")
           .containsEntry("TLS_TRUSTED_PEERS", identities.get("gateway"));
     }
+    // The order-service calls the inventory's reservations itself, over mutual TLS, expecting its identity.
+    assertThat(env("local", "order-service")).containsEntry("INVENTORY_TLS_MODE", "mtls")
+        .containsEntry("INVENTORY_TRUSTED_PEERS", identities.get("inventory-service"))
+        .containsEntry("INVENTORY_ADDRESSES", "dns:///inventory-service-headless:50052");
     assertThat(List.of(env("local", "gateway").get("BACKEND_TRUSTED_PEERS").split(",")))
         .containsExactlyInAnyOrder(identities.get("inventory-service"), identities.get("order-service"));
 

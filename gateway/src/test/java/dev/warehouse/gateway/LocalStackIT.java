@@ -106,10 +106,14 @@ class LocalStackIT {
         "SHUTDOWN_GRACE_SECONDS", "5");
     inventoryEnv = withTls(serviceEnv, "inventory-service", Map.of("GRPC_TLS_MODE", "mtls",
         "TLS_TRUSTED_PEERS", LocalCa.spiffeId("gateway")));
-    Map<String, String> orderEnv = withTls(serviceEnv, "order-service", Map.of("GRPC_TLS_MODE", "mtls",
-        "TLS_TRUSTED_PEERS", LocalCa.spiffeId("gateway")));
     inventory = StackProcess.service("inventory-service", INVENTORY_JAR, StackProcess.freePort(), StackProcess.freePort(),
         inventoryEnv).startAndAwaitPort();
+    // The order-services call the inventory's reservations directly, over mutual TLS with their own identity.
+    Map<String, String> orderEnv = withTls(serviceEnv, "order-service", Map.of("GRPC_TLS_MODE", "mtls",
+        "TLS_TRUSTED_PEERS", LocalCa.spiffeId("gateway"),
+        "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort,
+        "INVENTORY_TLS_MODE", "mtls",
+        "INVENTORY_TRUSTED_PEERS", LocalCa.spiffeId("inventory-service")));
     orders1 = StackProcess.service("order-service-1", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), orderEnv)
         .startAndAwaitPort();
     orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), orderEnv)
@@ -206,7 +210,12 @@ class LocalStackIT {
         .getInventoriesList())
         .extracting(ProductInventory::getProductId, ProductInventory::getWarehouseId, ProductInventory::getQuantity,
             ProductInventory::getReorderPoint)
-        .containsExactly(tuple("P100", "W3", 4L, 10L));
+        .containsExactly(tuple("P100", "W3", 2L, 10L));
+    // The demo orders hold their units: O711's 5 at W2.
+    ProductInventory w2 = inventoryStub().getProductInventory(GetProductInventoryRequest.newBuilder()
+        .setProductId("P100").setWarehouseId("W2").setConsistentRead(true).build());
+    assertThat(w2.getReserved()).isEqualTo(5);
+    assertThat(w2.getAvailable()).isEqualTo(20);
   }
 
   @Test
@@ -220,7 +229,14 @@ class LocalStackIT {
     assertThat(inventoryStub().adjustStock(AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId("W9")
         .setDelta(-1).setRequestId("r-" + product).build()).getQuantity()).isEqualTo(2);
     Order placed = orderStub().placeOrder(PlaceOrderRequest.newBuilder().setCustomerId("C-" + product)
-        .setTotal(com.google.type.Money.newBuilder().setCurrencyCode("EUR").setUnits(3)).setRequestId("r-" + product).build());
+        .addLines(dev.warehouse.order.v1.OrderLine.newBuilder().setProductId(product).setWarehouseId("W9").setQuantity(1)
+            .setUnitPrice(com.google.type.Money.newBuilder().setCurrencyCode("EUR").setUnits(3)))
+        .setRequestId("r-" + product).build());
+    assertThat(placed.getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_PLACED);
+    ProductInventory held = inventoryStub().getProductInventory(dev.warehouse.inventory.v1.GetProductInventoryRequest
+        .newBuilder().setProductId(product).setWarehouseId("W9").setConsistentRead(true).build());
+    assertThat(held.getReserved()).as("the unit the order holds").isEqualTo(1);
+    assertThat(held.getAvailable()).isEqualTo(1);
     assertThat(orderStub().updateOrderStatus(UpdateOrderStatusRequest.newBuilder().setOrderId(placed.getOrderId())
         .setStatus(OrderStatus.ORDER_STATUS_PAID).build()).getVersion()).isEqualTo(2);
 

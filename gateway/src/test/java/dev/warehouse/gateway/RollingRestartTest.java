@@ -10,6 +10,9 @@ import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.inventory.v1.SerialItem;
 import dev.warehouse.order.OrderMain;
+import dev.warehouse.order.OrderSettings;
+import dev.warehouse.order.v1.OrderLine;
+import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
@@ -53,6 +56,8 @@ class RollingRestartTest {
 
   private static final int CALLERS_PER_SERVICE = 4;
   private static final Duration AWAIT = Duration.ofSeconds(30);
+  /** The product every order buys one unit of: stocked with plenty before the restarts. */
+  private static final String PRODUCT = "P-ROLLING";
 
   /** One instance of a service on a fixed port, which can be stopped and started again on it. */
   private static final class Instance implements AutoCloseable {
@@ -146,13 +151,23 @@ class RollingRestartTest {
     String table = TestServices.uniqueTableName();
     for (int i = 0; i < 2; i++) {
       inventories.add(new Instance(InventoryMain.SERVICE_NAME, table, InventoryMain::services).start());
-      orders.add(new Instance(OrderMain.SERVICE_NAME, table, OrderMain::services).start());
+    }
+    // The order-services hold their orders' stock at both inventory instances, which restart too.
+    OrderSettings toInventory = new OrderSettings(inventories.stream().map(Instance::address).toList(),
+        ChannelTlsConfig.PLAINTEXT, OrderSettings.DEFAULT_RESOLVE_PERIOD, OrderSettings.DEFAULT_CALL_TIMEOUT,
+        OrderSettings.DEFAULT_MIN_CALL_BUDGET, OrderSettings.DEFAULT_CIRCUIT_OPEN, OrderSettings.DEFAULT_STEP_GRACE,
+        OrderSettings.DEFAULT_RECOVERY_PERIOD);
+    for (int i = 0; i < 2; i++) {
+      orders.add(new Instance(OrderMain.SERVICE_NAME, table, OrderMain.services(toInventory)).start());
     }
     gateway = GatewayProcess.start(new GatewayConfig(0, 0,
         inventories.stream().map(Instance::address).toList(), orders.stream().map(Instance::address).toList(),
         Duration.ofSeconds(10), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET, GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO,
         Duration.ofSeconds(5)));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
+    inventoryStub().withDeadlineAfter(30, TimeUnit.SECONDS).putProductInventory(PutProductInventoryRequest.newBuilder()
+        .setInventory(ProductInventory.newBuilder().setProductId(PRODUCT).setWarehouseId("W1").setQuantity(1_000_000))
+        .build());
   }
 
   @AfterAll
@@ -179,7 +194,8 @@ class RollingRestartTest {
   /** Places an order, then walks it to DELIVERED: three status changes the gateway never retries. */
   private static void orderLife(Stream stream, String customerId) {
     Order placed = stream.call("PlaceOrder", () -> orderStub().placeOrder(PlaceOrderRequest.newBuilder()
-        .setCustomerId(customerId).setTotal(Money.newBuilder().setCurrencyCode("EUR").setUnits(3))
+        .setCustomerId(customerId).addLines(OrderLine.newBuilder().setProductId(PRODUCT).setWarehouseId("W1")
+            .setQuantity(1).setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(3)))
         .setRequestId("r-" + UUID.randomUUID()).build()));
     if (placed == null) {
       return;

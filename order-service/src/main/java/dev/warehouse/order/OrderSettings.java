@@ -34,7 +34,7 @@ public record OrderSettings(
     Duration stepGrace,
     Duration recoveryPeriod) {
 
-  public static final String DEFAULT_INVENTORY_ADDRESSES = "localhost:50052";
+  public static final String DEFAULT_INVENTORY_ADDRESSES = "127.0.0.1:50052";
   public static final Duration DEFAULT_RESOLVE_PERIOD = Duration.ofSeconds(10);
   public static final Duration DEFAULT_CALL_TIMEOUT = Duration.ofSeconds(5);
   public static final Duration DEFAULT_MIN_CALL_BUDGET = Duration.ofMillis(20);

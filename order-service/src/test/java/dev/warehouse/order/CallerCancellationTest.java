@@ -42,7 +42,10 @@ class CallerCancellationTest {
     ServiceConfig config = new ServiceConfig(test.serviceName(), 0, -1, test.dynamoEndpoint(), test.region(),
         test.tableName(), false, test.pageTokenKey(), test.dynamoCallTimeout(), test.dynamoIoThreads(),
         test.shutdownDrain(), test.shutdownGrace(), test.hotKeyLogShare());
-    process = ServiceProcess.start(config, OrderMain::services, List.of());
+    // No inventory either: the order never gets as far as its stock.
+    process = ServiceProcess.start(config,
+        OrderMain.services(OrderSettings.plaintext("127.0.0.1:1").withRecovery(Duration.ofSeconds(30), Duration.ZERO)),
+        List.of());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
   }
 

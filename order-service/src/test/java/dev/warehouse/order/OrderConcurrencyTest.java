@@ -84,7 +84,8 @@ class OrderConcurrencyTest {
   void fiftyReplaysOfOneRequestId_placeOneOrder_andEveryCallerReceivesIt() throws Exception {
     String customer = id("C");
     PlaceOrderRequest request = PlaceOrderRequest.newBuilder().setCustomerId(customer)
-        .setTotal(OrderFixture.eur(7, 0)).setRequestId(id("req")).build();
+        .addLines(OrderFixture.line(OrderFixture.PRODUCT, OrderFixture.WAREHOUSE, 1, OrderFixture.eur(7, 0)))
+        .setRequestId(id("req")).build();
     List<Callable<Order>> calls = new ArrayList<>();
     for (int i = 0; i < 50; i++) {
       calls.add(() -> orders.stub().placeOrder(request));

@@ -1,6 +1,15 @@
 package dev.warehouse.order;
 
+import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.inventory.v1.GetProductInventoryRequest;
+import dev.warehouse.inventory.v1.GetReservationRequest;
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ProductInventory;
+import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.inventory.v1.Reservation;
+import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.order.audit.OrderAudit;
+import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.audit.AuditReport;
@@ -22,7 +31,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * The order-service as it runs in production (same wiring, real Netty server and channel), on its
- * own table in the shared moto server, behind a fault proxy, with every DynamoDB request recorded.
+ * own table in the shared moto server, behind a fault proxy, with every DynamoDB request recorded; and
+ * beside it a real inventory-service on the same table (straight to moto), whose reservations the
+ * orders buy their stock from.
  */
 final class OrderFixture implements AutoCloseable {
 
@@ -30,12 +41,17 @@ final class OrderFixture implements AutoCloseable {
   static final Duration FAULT_TEST_CALL_TIMEOUT = Duration.ofSeconds(2);
   /** DynamoDB call timeout otherwise: 50 concurrent transactions queue for seconds in the serialized moto. */
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+  /** The product and warehouse of {@link #order}'s one line, stocked with plenty at start. */
+  static final String PRODUCT = "P-ANY";
+  static final String WAREHOUSE = "W-ANY";
 
   final String table = TestServices.uniqueTableName();
   final RecordingInterceptor recorder = new RecordingInterceptor();
   final DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint());
+  final ServiceProcess inventory;
   final ServiceProcess process;
   final ManagedChannel channel;
+  final ManagedChannel inventoryChannel;
   final DynamoDbAsyncClient dynamo;
 
   OrderFixture() throws Exception {
@@ -43,15 +59,53 @@ final class OrderFixture implements AutoCloseable {
   }
 
   OrderFixture(Duration dynamoCallTimeout) throws Exception {
+    this(dynamoCallTimeout, settings -> settings);
+  }
+
+  /** With the order-service's settings changed by {@code adjust} (a shorter recovery, say). */
+  OrderFixture(Duration dynamoCallTimeout, java.util.function.UnaryOperator<OrderSettings> adjust) throws Exception {
+    inventory = ServiceProcess.start(
+        TestServices.config(InventoryMain.SERVICE_NAME, table, MotoServer.endpoint(), CALL_TIMEOUT),
+        InventoryMain::services, List.of());
+    inventoryChannel = NettyChannelBuilder.forAddress("127.0.0.1", inventory.grpcPort()).usePlaintext().build();
     process = ServiceProcess.start(
         TestServices.config(OrderMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout),
-        OrderMain::services, List.of(recorder));
+        OrderMain.services(adjust.apply(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort()))),
+        List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     dynamo = TestServices.dynamo(table);
+    stock(PRODUCT, WAREHOUSE, 1_000_000_000_000L);
   }
 
   OrderServiceGrpc.OrderServiceBlockingStub stub() {
     return OrderServiceGrpc.newBlockingStub(channel).withDeadlineAfter(20, TimeUnit.SECONDS);
+  }
+
+  InventoryServiceGrpc.InventoryServiceBlockingStub inventoryStub() {
+    return InventoryServiceGrpc.newBlockingStub(inventoryChannel).withDeadlineAfter(20, TimeUnit.SECONDS);
+  }
+
+  ReservationServiceGrpc.ReservationServiceBlockingStub reservations() {
+    return ReservationServiceGrpc.newBlockingStub(inventoryChannel).withDeadlineAfter(20, TimeUnit.SECONDS);
+  }
+
+  /** Sets the stock on hand of a product at a warehouse. */
+  ProductInventory stock(String productId, String warehouseId, long quantity) {
+    return inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder()
+        .setInventory(ProductInventory.newBuilder().setProductId(productId).setWarehouseId(warehouseId)
+            .setQuantity(quantity))
+        .build());
+  }
+
+  /** The stock of a product at a warehouse, read strongly. */
+  ProductInventory stockOf(String productId, String warehouseId) {
+    return inventoryStub().getProductInventory(GetProductInventoryRequest.newBuilder().setProductId(productId)
+        .setWarehouseId(warehouseId).setConsistentRead(true).build());
+  }
+
+  Reservation reservation(String orderId) {
+    return reservations().getReservation(GetReservationRequest.newBuilder().setOrderId(orderId).setConsistentRead(true)
+        .build());
   }
 
   static String id(String prefix) {
@@ -62,9 +116,15 @@ final class OrderFixture implements AutoCloseable {
     return Money.newBuilder().setCurrencyCode("EUR").setUnits(units).setNanos(nanos).build();
   }
 
+  static OrderLine line(String productId, String warehouseId, long quantity, Money unitPrice) {
+    return OrderLine.newBuilder().setProductId(productId).setWarehouseId(warehouseId).setQuantity(quantity)
+        .setUnitPrice(unitPrice).build();
+  }
+
+  /** An order of one line: 1 unit of the plentiful product, at 42.50 EUR. */
   static PlaceOrderRequest.Builder order(String customerId, String orderId, String date) {
     return PlaceOrderRequest.newBuilder().setCustomerId(customerId).setOrderId(orderId).setOrderDate(date)
-        .setTotal(eur(42, 500_000_000)).setRequestId(id("req"));
+        .addLines(line(PRODUCT, WAREHOUSE, 1, eur(42, 500_000_000))).setRequestId(id("req"));
   }
 
   /** Runs the consistency audit over this fixture's table. */
@@ -79,7 +139,9 @@ final class OrderFixture implements AutoCloseable {
   @Override
   public void close() throws Exception {
     channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    inventoryChannel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     process.close();
+    inventory.close();
     proxy.close();
     dynamo.close();
   }

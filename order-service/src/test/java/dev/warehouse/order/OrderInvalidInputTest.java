@@ -1,12 +1,14 @@
 package dev.warehouse.order;
 
 import static dev.warehouse.order.OrderFixture.eur;
+import static dev.warehouse.order.OrderFixture.line;
 import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.type.Money;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.ListCustomerOrdersRequest;
+import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import java.util.stream.Stream;
@@ -40,7 +42,7 @@ class OrderInvalidInputTest {
 
   private static PlaceOrderRequest.Builder valid() {
     return PlaceOrderRequest.newBuilder().setCustomerId("C4821").setOrderId("O1").setOrderDate("2026-07-26")
-        .setTotal(eur(10, 0)).setRequestId("r-1");
+        .addLines(line("P1", "W1", 2, eur(5, 0))).setTotal(eur(10, 0)).setRequestId("r-1");
   }
 
   private static ListCustomerOrdersRequest.Builder list() {
@@ -60,8 +62,21 @@ class OrderInvalidInputTest {
             .setTotal(Money.newBuilder().setCurrencyCode("euro").setUnits(1)).build()), "total.currency_code"),
         bad("nanos out of range", () -> orders.stub().placeOrder(valid().setTotal(eur(1, 1_000_000_000)).build()),
             "total.nanos"),
-        bad("missing total and request id", () -> orders.stub().placeOrder(valid().clearTotal().setRequestId("").build()),
-            "total", "request_id"),
+        bad("missing lines and request id", () -> orders.stub().placeOrder(valid().clearLines().clearTotal()
+            .setRequestId("").build()), "lines", "request_id"),
+        bad("zero quantity, no unit price", () -> orders.stub().placeOrder(valid().clearTotal().setLines(0,
+            OrderLine.newBuilder().setProductId("P1").setWarehouseId("W1")).build()),
+            "lines[0].quantity", "lines[0].unit_price"),
+        bad("key delimiter in a line's product", () -> orders.stub().placeOrder(valid().clearTotal()
+            .setLines(0, line("P#1", "W1", 1, eur(1, 0))).build()), "lines[0].product_id"),
+        bad("two currencies", () -> orders.stub().placeOrder(valid().clearTotal().addLines(line("P2", "W1", 1,
+            Money.newBuilder().setCurrencyCode("USD").setUnits(1).build())).build()), "lines[1].unit_price.currency_code"),
+        bad("one stock at two prices", () -> orders.stub().placeOrder(valid().clearTotal()
+            .addLines(line("P1", "W1", 1, eur(6, 0))).build()), "lines[1].unit_price"),
+        bad("a total that is not the lines'", () -> orders.stub().placeOrder(valid().setTotal(eur(11, 0)).build()), "total"),
+        bad("34 lines after merging", () -> orders.stub().placeOrder(valid().clearTotal().clearLines()
+            .addAllLines(java.util.stream.IntStream.range(0, 35).mapToObj(i -> line("P" + (i % 34), "W1", 1, eur(1, 0)))
+                .toList()).build()), "lines"),
         bad("control character in order id", () -> orders.stub().getOrder(
             GetOrderRequest.newBuilder().setOrderId("O\u00001").build()), "order_id"),
         bad("prefix with range", () -> orders.stub().listCustomerOrders(list().setDatePrefix("2026")

@@ -56,7 +56,8 @@ class OrderPlacementTest {
   @Test
   void placeOrder_fillsInOrderIdAndTodaysDate_whenEmpty() {
     Order placed = orders.stub().placeOrder(PlaceOrderRequest.newBuilder().setCustomerId(id("C"))
-        .setTotal(OrderFixture.eur(5, 0)).setRequestId(id("req")).build());
+        .addLines(OrderFixture.line(OrderFixture.PRODUCT, OrderFixture.WAREHOUSE, 1, OrderFixture.eur(5, 0)))
+        .setRequestId(id("req")).build());
     assertThat(placed.getOrderId()).isNotEmpty();
     assertThat(placed.getOrderDate()).isEqualTo(LocalDate.now(ZoneOffset.UTC).toString());
   }
@@ -71,7 +72,8 @@ class OrderPlacementTest {
   void placeOrder_returnsSameOrder_whenRequestIdReplayed_evenWithAGeneratedId() {
     String customer = id("C");
     PlaceOrderRequest request = PlaceOrderRequest.newBuilder().setCustomerId(customer)
-        .setTotal(OrderFixture.eur(10, 0)).setRequestId(id("req")).build();
+        .addLines(OrderFixture.line(OrderFixture.PRODUCT, OrderFixture.WAREHOUSE, 2, OrderFixture.eur(5, 0)))
+        .setRequestId(id("req")).build();
     Order first = orders.stub().placeOrder(request);
     // moto ignores ClientRequestToken, so this replay is answered by our request record alone: the
     // same path that serves a retry hours later, past DynamoDB's 10-minute token window.

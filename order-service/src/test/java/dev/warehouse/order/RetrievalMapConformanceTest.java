@@ -8,6 +8,7 @@ import com.google.protobuf.Message;
 import dev.warehouse.order.store.OrderKeys;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.ListCustomerOrdersRequest;
+import dev.warehouse.order.v1.ListStalledOrdersRequest;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
@@ -77,7 +78,9 @@ class RetrievalMapConformanceTest {
         orders.stub()::listCustomerOrders);
     check("ListCustomerOrders", ListCustomerOrdersRequest.newBuilder().setCustomerId(customer)
         .setStartDate("2026-07-01").setEndDate("2026-07-31").setConsistentRead(true).build(), orders.stub()::listCustomerOrders);
+    // The route is a change that moves stock: written with its step, the step made (a release), marked done.
     check("UpdateOrderStatus", UpdateOrderStatusRequest.newBuilder().setOrderId(placed.getOrderId())
-        .setStatus(OrderStatus.ORDER_STATUS_PAID).build(), orders.stub()::updateOrderStatus);
+        .setStatus(OrderStatus.ORDER_STATUS_CANCELLED).build(), orders.stub()::updateOrderStatus);
+    check("ListStalledOrders", ListStalledOrdersRequest.newBuilder().build(), orders.stub()::listStalledOrders);
   }
 }

@@ -12,6 +12,7 @@ import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
@@ -118,7 +119,9 @@ public final class DataSet {
   }
 
   private static Order loadedOrder(int c, int k) {
-    return new Order(order(c, k), customer(c), orderDate(k), OrderStatus.PLACED, new Money("EUR", 10 + k, 0), 1, LOADED, LOADED);
+    // Loaded as orders from before lines existed: no stock of theirs is held, and none moves when they change.
+    return new Order(order(c, k), customer(c), orderDate(k), OrderStatus.PLACED, new Money("EUR", 10 + k, 0), 1, LOADED, LOADED,
+        List.of(), 0, Optional.empty(), Optional.empty());
   }
 
   /** Writes {@code items} with BatchWriteItem, a few batches in flight, and waits for all of them. */

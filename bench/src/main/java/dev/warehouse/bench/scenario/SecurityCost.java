@@ -86,11 +86,15 @@ public final class SecurityCost {
     try (StandInDynamo standIn = StandInDynamo.start(table)) {
       Map<String, String> plainService = Stack.serviceEnv(standIn.endpoint(), table);
       Proc inventory = start(procs, root, logs, "inventory-service", "inventory-service-plaintext", plainService);
-      Proc orders = start(procs, root, logs, "order-service", "order-service-plaintext", plainService);
+      // Each order-service holds its orders' stock at the inventory of its own kind: plaintext, or over mTLS.
+      Proc orders = start(procs, root, logs, "order-service", "order-service-plaintext",
+          with(plainService, "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort));
       Proc mtlsInventory = start(procs, root, logs, "inventory-service", "inventory-service-mtls",
           mtlsService(plainService, certs, "inventory-service"));
-      Proc mtlsOrders = start(procs, root, logs, "order-service", "order-service-mtls",
-          mtlsService(plainService, certs, "order-service"));
+      Map<String, String> mtlsOrderEnv = new LinkedHashMap<>(mtlsService(plainService, certs, "order-service"));
+      mtlsOrderEnv.putAll(Map.of("INVENTORY_ADDRESSES", "127.0.0.1:" + mtlsInventory.grpcPort, "INVENTORY_TLS_MODE", "mtls",
+          "INVENTORY_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service"));
+      Proc mtlsOrders = start(procs, root, logs, "order-service", "order-service-mtls", mtlsOrderEnv);
       for (Proc p : List.of(inventory, orders)) {
         p.awaitServing(120_000);
       }

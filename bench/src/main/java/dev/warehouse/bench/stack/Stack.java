@@ -80,7 +80,9 @@ public final class Stack implements AutoCloseable {
     Map<String, String> serviceEnv = serviceEnv(endpoint, table);
     long launched = System.nanoTime();
     Proc inventory = java(root, logs, "inventory-service", serviceEnv);
-    Proc orders = java(root, logs, "order-service", serviceEnv);
+    Map<String, String> orderEnv = new LinkedHashMap<>(serviceEnv);
+    orderEnv.put("INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort); // its orders' stock, held there
+    Proc orders = java(root, logs, "order-service", orderEnv);
     Stack stack = new Stack(root, moto, endpoint, table, inventory, orders, null);
     stack.startupMs.put("inventory-service", inventory.awaitServing(120_000));
     stack.startupMs.put("order-service", orders.awaitServing(120_000));

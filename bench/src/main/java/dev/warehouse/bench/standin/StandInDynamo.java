@@ -148,7 +148,7 @@ public final class StandInDynamo implements AutoCloseable {
 
   private static Order order(int k) {
     return new Order(DataSet.order(0, k), DataSet.customer(0), DataSet.orderDate(k), OrderStatus.PLACED,
-        new Money("EUR", 10 + k, 0), 1, LOADED, LOADED);
+        new Money("EUR", 10 + k, 0), 1, LOADED, LOADED, java.util.List.of(), 0, java.util.Optional.empty(), java.util.Optional.empty());
   }
 
   private static byte[] getItem(Map<String, AttributeValue> item, String table) {

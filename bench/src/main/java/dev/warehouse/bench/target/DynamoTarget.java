@@ -115,7 +115,7 @@ public final class DynamoTarget implements Target {
   private CompletableFuture<?> placeOrder(String customerId) {
     Instant now = Instant.now();
     Order order = new Order("B-" + UUID.randomUUID(), customerId, LocalDate.parse("2026-12-02"), OrderStatus.PLACED,
-        new Money("EUR", 25, 0), 1, now, now);
+        new Money("EUR", 25, 0), 1, now, now, java.util.List.of(), 0, java.util.Optional.empty(), java.util.Optional.empty());
     Map<String, AttributeValue> request = new HashMap<>(OrderKeys.orderRequest(customerId, UUID.randomUUID().toString()).attributes());
     request.put("order_id", AttributeValue.fromS(order.orderId()));
     return dynamo.transactWriteItems(b -> b

@@ -110,11 +110,17 @@ public final class GrpcTarget implements Target, AutoCloseable {
           .setCustomerId(customer(key.applyAsInt(i) % data.customers)).build(), o));
       case A6 -> i -> GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().getOrder(GetOrderRequest.newBuilder()
           .setOrderId(order(key.applyAsInt(i) % data.customers, 0)).build(), o));
-      case PLACE_ORDER -> i -> GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().placeOrder(PlaceOrderRequest.newBuilder()
-          .setCustomerId(customer(key.applyAsInt(i) % data.customers))
-          .setOrderId("B-" + UUID.randomUUID()).setOrderDate("2026-12-02")
-          .setTotal(Money.newBuilder().setCurrencyCode("EUR").setUnits(25))
-          .setRequestId(UUID.randomUUID().toString()).build(), o));
+      case PLACE_ORDER -> i -> {
+        int k = key.applyAsInt(i);
+        int p = k % data.products;
+        // One unit of a loaded product (a million units each): the order holds it at the inventory.
+        return GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().placeOrder(PlaceOrderRequest.newBuilder()
+            .setCustomerId(customer(k % data.customers))
+            .setOrderId("B-" + UUID.randomUUID()).setOrderDate("2026-12-02")
+            .addLines(dev.warehouse.order.v1.OrderLine.newBuilder().setProductId(product(p)).setWarehouseId(warehouseOf(p, 0))
+                .setQuantity(1).setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(25)))
+            .setRequestId(UUID.randomUUID().toString()).build(), o));
+      };
       case UPDATE_STATUS -> i -> {
         // Each loaded order walks PAID, SHIPPED, DELIVERED; consecutive changes touch different orders.
         long n = statusChanges.getAndIncrement();

@@ -10,6 +10,7 @@ import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.inventory.v1.SerialItem;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
+import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import io.grpc.ChannelCredentials;
 import io.grpc.InsecureChannelCredentials;
@@ -34,22 +35,24 @@ import java.util.function.Supplier;
 
 /**
  * Loads the story's demo data through the gateway, as any client would (so each service writes only
- * its own keys): serial SN-98471; product P100 in warehouses W1, W2, W3 (at W3 4 units, below its
- * reorder point of 10, so ListLowStock has an answer); customer C4821 with orders O900 (2026-07-26),
- * O844 (2026-07-21) and O711 (2026-06-18). Loading twice changes nothing: items are written only when
- * absent.
+ * its own keys): serial SN-98471; product P100 in warehouses W1 (40 units), W2 (25) and W3 (the last 2
+ * units, below its reorder point of 10, so ListLowStock has an answer and the second buyer of them is
+ * refused); customer C4821 with orders O900 (2026-07-26, 2 units from W1), O844 (2026-07-21, 1 from W1)
+ * and O711 (2026-06-18, 5 from W2), whose units are held. Loading twice changes nothing: items are
+ * written only when absent.
  */
 public final class DemoData {
 
   public static final String DEFAULT_TARGET = "127.0.0.1:50051";
   private static final long WAIT_FOR_SERVICES_MS = 90_000;
 
-  private record DemoOrder(String orderId, String date, long units, int nanos) {}
+  /** An order of {@code quantity} units of P100 from {@code warehouse}, at a unit price of units.nanos EUR. */
+  private record DemoOrder(String orderId, String date, String warehouse, long quantity, long units, int nanos) {}
 
   private static final List<DemoOrder> ORDERS = List.of(
-      new DemoOrder("O900", "2026-07-26", 129, 900_000_000),
-      new DemoOrder("O844", "2026-07-21", 54, 0),
-      new DemoOrder("O711", "2026-06-18", 310, 250_000_000));
+      new DemoOrder("O900", "2026-07-26", "W1", 2, 64, 950_000_000),
+      new DemoOrder("O844", "2026-07-21", "W1", 1, 54, 0),
+      new DemoOrder("O711", "2026-06-18", "W2", 5, 62, 50_000_000));
 
   private DemoData() {}
 
@@ -138,7 +141,7 @@ public final class DemoData {
           .build());
       written++;
     }
-    long[] quantities = {40, 25, 4};
+    long[] quantities = {40, 25, 2};
     long[] reorderPoints = {0, 0, 10};
     String[] warehouses = {"W1", "W2", "W3"};
     for (int i = 0; i < warehouses.length; i++) {
@@ -156,9 +159,11 @@ public final class DemoData {
       if (absent(() -> orders.withDeadlineAfter(5, TimeUnit.SECONDS).getOrder(
           GetOrderRequest.newBuilder().setOrderId(order.orderId()).setConsistentRead(true).build()))) {
         // A fixed request id: two loaders racing place the order once.
-        orders.withDeadlineAfter(5, TimeUnit.SECONDS).placeOrder(PlaceOrderRequest.newBuilder()
+        orders.withDeadlineAfter(10, TimeUnit.SECONDS).placeOrder(PlaceOrderRequest.newBuilder()
             .setCustomerId("C4821").setOrderId(order.orderId()).setOrderDate(order.date())
-            .setTotal(Money.newBuilder().setCurrencyCode("EUR").setUnits(order.units()).setNanos(order.nanos()))
+            .addLines(OrderLine.newBuilder().setProductId("P100").setWarehouseId(order.warehouse())
+                .setQuantity(order.quantity())
+                .setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(order.units()).setNanos(order.nanos())))
             .setRequestId("demo-" + order.orderId())
             .build());
         written++;

@@ -16,6 +16,7 @@ import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.OrderMain;
+import dev.warehouse.order.OrderSettings;
 import dev.warehouse.runtime.server.HealthProbe;
 import dev.warehouse.runtime.server.ServiceProcess;
 import dev.warehouse.runtime.testing.TestServices;
@@ -72,8 +73,12 @@ class GatewayMutualTlsTest {
     String table = TestServices.uniqueTableName();
     inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table)
         .withTls(files(TlsMode.MTLS, "inventory-service", List.of(GATEWAY))), InventoryMain::services, List.of());
+    // The order-service calls the inventory's reservations itself, over mutual TLS with its own identity.
     orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table)
-        .withTls(files(TlsMode.MTLS, "order-service", List.of(GATEWAY))), OrderMain::services, List.of());
+        .withTls(files(TlsMode.MTLS, "order-service", List.of(GATEWAY))),
+        OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort()).withInventoryTls(
+            new ChannelTlsConfig(TlsMode.MTLS, TrustedPeers.of(List.of(LocalCa.spiffeId("inventory-service")))))),
+        List.of());
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + inventory.grpcPort()),
         List.of("127.0.0.1:" + orders.grpcPort()), Duration.ofSeconds(10), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,
         GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO, Duration.ofSeconds(5))

@@ -253,12 +253,12 @@ public final class DynamoOrderRepository implements OrderRepository {
     List<QueryRequest> shards = java.util.stream.IntStream.range(0, OrderKeys.STEP_SHARDS.shardCount())
         .mapToObj(shard -> QueryRequest.builder()
             .indexName(SingleTable.GSI1)
-            .keyConditionExpression("#pk = :pk AND #sk BETWEEN :from AND :until")
+            .keyConditionExpression("#pk = :pk AND #sk BETWEEN :from AND :to")
             .expressionAttributeNames(Map.of("#pk", SingleTable.GSI1_PK, "#sk", SingleTable.GSI1_SK))
             .expressionAttributeValues(Map.of(
                 ":pk", AttributeValue.fromS(OrderKeys.stepShardPk(shard)),
                 ":from", AttributeValue.fromS(OrderKeys.stepsFrom()),
-                ":until", AttributeValue.fromS(until)))
+                ":to", AttributeValue.fromS(until)))
             .build())
         .toList();
     String scope = OrderKeys.STALLED_ORDERS.patternId() + "|shards=" + shards.size();
