@@ -42,6 +42,15 @@ public final class InventoryMain {
   public static final String RESERVATION_SWEEP_SECONDS = "RESERVATION_SWEEP_SECONDS";
 
   /**
+   * With {@code GRPC_TLS_MODE=mtls}, the identities that may call {@code warehouse.inventory.v1.ReservationService}
+   * (default the order-service's), instead of {@code TLS_TRUSTED_PEERS}, which keeps admitting the public
+   * services' callers (the gateway): neither may call the other's service.
+   */
+  public static final String RESERVATION_TRUSTED_PEERS = "RESERVATION_TRUSTED_PEERS";
+  /** The order-service's identity: the only caller of ReservationService unless configured otherwise. */
+  public static final String ORDER_SERVICE_IDENTITY = "spiffe://warehouse.local/order-service";
+
+  /**
    * The reservations' settings: a hold of 60 s and a sweep every 10 s give abandoned stock back within
    * about 70 s, well inside the issue's 2 minutes.
    */
@@ -57,6 +66,8 @@ public final class InventoryMain {
     ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
     LowStockShards shards = lowStockShards(System.getenv());
     ReservationSettings reservations = reservationSettings(System.getenv());
+    config = config.withTls(config.tls().withServicePeers(
+        dev.warehouse.inventory.v1.ReservationServiceGrpc.SERVICE_NAME, reservationPeers(System.getenv())));
     ServiceMain.run(args, config, context -> services(context, shards, reservations), InventoryAudit.command(shards));
   }
 
@@ -66,7 +77,22 @@ public final class InventoryMain {
     names.add(LOW_STOCK_SHARDS);
     names.add(RESERVATION_HOLD_SECONDS);
     names.add(RESERVATION_SWEEP_SECONDS);
+    names.add(RESERVATION_TRUSTED_PEERS);
     return names;
+  }
+
+  /**
+   * {@value #RESERVATION_TRUSTED_PEERS}: comma-separated URIs; {@value #ORDER_SERVICE_IDENTITY} when unset;
+   * set but empty, any identity the CA vouches for.
+   *
+   * @throws IllegalArgumentException when one is not a URI
+   */
+  public static dev.warehouse.runtime.tls.TrustedPeers reservationPeers(Map<String, String> env) {
+    EnvReader reader = new EnvReader(env);
+    List<String> peers = env.containsKey(RESERVATION_TRUSTED_PEERS) ? reader.uris(RESERVATION_TRUSTED_PEERS)
+        : List.of(ORDER_SERVICE_IDENTITY);
+    reader.throwIfProblems();
+    return dev.warehouse.runtime.tls.TrustedPeers.of(peers);
   }
 
   /**

@@ -4,6 +4,7 @@ import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.runtime.server.ServiceProcess;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.runtime.testing.MotoServer;
@@ -52,6 +53,11 @@ final class InventoryFixture implements AutoCloseable {
         context -> InventoryMain.services(context, shards), List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     stub = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.HOURS);
+  }
+
+  /** ReservationService on the same process (plaintext: no peer check). */
+  ReservationServiceGrpc.ReservationServiceBlockingStub reservations() {
+    return ReservationServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
   }
 
   InventoryServiceGrpc.InventoryServiceBlockingStub stub() {

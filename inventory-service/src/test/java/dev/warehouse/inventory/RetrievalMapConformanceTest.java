@@ -6,6 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.Message;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
+import dev.warehouse.inventory.v1.CommitReservationRequest;
+import dev.warehouse.inventory.v1.ConfirmReservationRequest;
+import dev.warehouse.inventory.v1.GetReservationRequest;
+import dev.warehouse.inventory.v1.ListExpiredHoldsRequest;
+import dev.warehouse.inventory.v1.ReleaseReservationRequest;
+import dev.warehouse.inventory.v1.ReservationLine;
+import dev.warehouse.inventory.v1.ReserveStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.ListLowStockRequest;
@@ -51,9 +58,9 @@ class RetrievalMapConformanceTest {
   static void everyRpcWasCheckedAndNothingScanned() throws Exception {
     try {
       assertThat(covered).containsExactlyInAnyOrderElementsOf(
-          InventoryKeys.ROUTES.routes().stream().map(Route::methodName).toList());
+          InventoryKeys.ALL_ROUTES.routes().stream().map(Route::methodName).toList());
       assertThat(inventory.recorder.requests()).noneMatch(r -> r instanceof ScanRequest);
-      RouteConformance.assertWritesOnlyUnder(inventory.recorder.requests(), Set.of("SERIAL#", "PRODUCT#", "WAREHOUSE#", "LOW_STOCK#"));
+      RouteConformance.assertWritesOnlyUnder(inventory.recorder.requests(), Set.of("SERIAL#", "PRODUCT#", "WAREHOUSE#", "LOW_STOCK#", "RESERVATION#"));
       policy.assertEveryGrantUsed();
     } finally {
       inventory.close();
@@ -66,7 +73,7 @@ class RetrievalMapConformanceTest {
     R response = call.apply(request);
     List<SdkRequest> all = inventory.recorder.requests();
     List<SdkRequest> sent = all.subList(from, all.size());
-    RouteConformance.assertFollows(InventoryKeys.ROUTES.route(method), sent, request, response);
+    RouteConformance.assertFollows(InventoryKeys.ALL_ROUTES.route(method), sent, request, response);
     policy.assertAllows(sent);
     covered.add(method);
   }
@@ -108,5 +115,33 @@ class RetrievalMapConformanceTest {
     check("ListLowStock", ListLowStockRequest.newBuilder().setConsistentRead(true).build(), inventory.stub()::listLowStock);
     check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId("W1")
         .setDelta(10).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
+  }
+
+  @Test
+  void w6_w9_a8_a9_reservations_acrossSeveralLines_andTheirMarkers() {
+    String low = id("P");
+    String plenty = id("P");
+    // One line near its reorder point (its marker moves), one far from it (no marker).
+    inventory.stock(plenty, "W1", 100);
+    inventory.stub().putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
+        .setProductId(low).setWarehouseId("W2").setQuantity(5).setReorderPoint(3)).build());
+    String order = id("o");
+    check("ReserveStock", ReserveStockRequest.newBuilder().setOrderId(order)
+        .addLines(ReservationLine.newBuilder().setProductId(low).setWarehouseId("W2").setQuantity(3))
+        .addLines(ReservationLine.newBuilder().setProductId(plenty).setWarehouseId("W1").setQuantity(2)).build(),
+        inventory.reservations()::reserveStock);
+    check("GetReservation", GetReservationRequest.newBuilder().setOrderId(order).setConsistentRead(true).build(),
+        inventory.reservations()::getReservation);
+    check("ConfirmReservation", ConfirmReservationRequest.newBuilder().setOrderId(order).build(),
+        inventory.reservations()::confirmReservation);
+    check("CommitReservation", CommitReservationRequest.newBuilder().setOrderId(order).build(),
+        inventory.reservations()::commitReservation);
+    String released = id("o");
+    inventory.reservations().reserveStock(ReserveStockRequest.newBuilder().setOrderId(released)
+        .addLines(ReservationLine.newBuilder().setProductId(low).setWarehouseId("W2").setQuantity(1))
+        .addLines(ReservationLine.newBuilder().setProductId(plenty).setWarehouseId("W1").setQuantity(1)).build());
+    check("ReleaseReservation", ReleaseReservationRequest.newBuilder().setOrderId(released).build(),
+        inventory.reservations()::releaseReservation);
+    check("ListExpiredHolds", ListExpiredHoldsRequest.newBuilder().build(), inventory.reservations()::listExpiredHolds);
   }
 }

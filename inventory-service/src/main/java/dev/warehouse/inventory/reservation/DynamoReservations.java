@@ -377,11 +377,20 @@ public final class DynamoReservations {
     return StockChanges.Read.of(item);
   }
 
-  /** A held line's units are reserved on its stock; anything else is a broken invariant (the audit reports it). */
+  /**
+   * A held line's units are reserved on its stock. When they are not, the reservation and its stock were
+   * read at different moments (a racing release gave them back in between): read both again.
+   */
   private static void requireReserved(StockChanges.Read read, ReservationLine line) {
     if (read.stock().reserved() < line.quantity()) {
-      throw new IllegalStateException("stock of product " + line.productId() + " at warehouse " + line.warehouseId()
-          + " has " + read.stock().reserved() + " units reserved, fewer than a held line's " + line.quantity());
+      throw new ReadApart();
+    }
+  }
+
+  /** The reservation and its stock were read on either side of another call's transaction. */
+  private static final class ReadApart extends RuntimeException {
+    ReadApart() {
+      super("the reservation and its stock were read apart", null, false, false);
     }
   }
 
@@ -391,7 +400,7 @@ public final class DynamoReservations {
    * Every round re-reads, so repeating one never applies a change twice.
    */
   private static void requireAnotherRound(Throwable cause, int round) {
-    boolean changed = cause instanceof ConditionFailedException
+    boolean changed = cause instanceof ConditionFailedException || cause instanceof ReadApart
         || cause instanceof AbortedException aborted && aborted.reason().equals("TRANSACTION_CONFLICT");
     if (!changed) {
       throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);

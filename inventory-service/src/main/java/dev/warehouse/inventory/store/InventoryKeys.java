@@ -31,6 +31,9 @@ public final class InventoryKeys {
   public static final RouteTable RESERVATION_ROUTES =
       RouteTable.of(ReservationServiceProto.getDescriptor().findServiceByName("ReservationService"));
 
+  /** Every route the inventory-service serves: its IAM policy and conformance tests cover them all. */
+  public static final RouteTable ALL_ROUTES = RouteTable.combined("inventory-service", ROUTES, RESERVATION_ROUTES);
+
   public static final Route RESERVE_STOCK = RESERVATION_ROUTES.route("ReserveStock");
   public static final Route CONFIRM_RESERVATION = RESERVATION_ROUTES.route("ConfirmReservation");
   public static final Route COMMIT_RESERVATION = RESERVATION_ROUTES.route("CommitReservation");

@@ -91,6 +91,10 @@ public final class StockChanges {
       values.put(":rs_after", AttributeValue.fromN(Long.toString(after.reserved())));
       values.put(":av_after", AttributeValue.fromN(Long.toString(after.available())));
     }
+    // DynamoDB refuses names and values an expression does not use.
+    String expressions = update + " " + condition;
+    names.keySet().removeIf(name -> !uses(expressions, name));
+    values.keySet().removeIf(value -> !uses(expressions, value));
     List<TransactWriteItem> items = new ArrayList<>();
     items.add(TransactWriteItem.builder().update(u -> u
         .tableName(table)
@@ -102,6 +106,11 @@ public final class StockChanges {
         .build());
     items.addAll(moves);
     return items;
+  }
+
+  private static boolean uses(String expressions, String placeholder) {
+    return java.util.regex.Pattern.compile(java.util.regex.Pattern.quote(placeholder) + "(?![A-Za-z0-9_])")
+        .matcher(expressions).find();
   }
 
   private static void addTo(List<String> sets, Map<String, AttributeValue> values, String name, String value, long delta) {

@@ -55,6 +55,22 @@ public final class RouteTable {
     return new RouteTable(service.getFullName(), Map.copyOf(routes));
   }
 
+  /**
+   * The routes of several services one process serves (method names must not repeat), for what is
+   * decided per process: its IAM policy, its conformance checks.
+   */
+  public static RouteTable combined(String name, RouteTable... tables) {
+    Map<String, Route> routes = new LinkedHashMap<>();
+    for (RouteTable table : tables) {
+      table.byMethod.forEach((method, route) -> {
+        if (routes.putIfAbsent(method, route) != null) {
+          throw new IllegalArgumentException("method " + method + " is in more than one service of " + name);
+        }
+      });
+    }
+    return new RouteTable(name, Map.copyOf(routes));
+  }
+
   public String serviceName() {
     return serviceName;
   }

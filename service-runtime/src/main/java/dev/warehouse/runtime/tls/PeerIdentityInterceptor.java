@@ -27,6 +27,7 @@ import java.util.logging.Logger;
  *   <li>An identity the CA vouches for, but not a trusted one: PERMISSION_DENIED, {@code PEER_NOT_TRUSTED}:
  *       we know who it is, and it may not call this service.
  *   <li>{@link #OPEN_SERVICES} admit every connection the handshake let in.
+ *   <li>A service with callers of its own (an internal one, say) admits those instead of the port's.
  * </ul>
  */
 public final class PeerIdentityInterceptor implements ServerInterceptor {
@@ -40,6 +41,7 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
   private static final Logger log = Logger.getLogger(PeerIdentityInterceptor.class.getName());
 
   private final TrustedPeers trusted;
+  private final Map<String, TrustedPeers> byService;
   private final boolean required;
 
   /**
@@ -47,7 +49,15 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
    * @param required refuse calls without a trusted identity ({@code mtls}); otherwise only record the identity
    */
   public PeerIdentityInterceptor(TrustedPeers trusted, boolean required) {
+    this(trusted, Map.of(), required);
+  }
+
+  /**
+   * @param byService services (by full name) whose calls admit their own identities instead of {@code trusted}
+   */
+  public PeerIdentityInterceptor(TrustedPeers trusted, Map<String, TrustedPeers> byService, boolean required) {
     this.trusted = trusted;
+    this.byService = Map.copyOf(byService);
     this.required = required;
   }
 
@@ -61,7 +71,7 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
         return GrpcErrors.refuse(call, new UnauthenticatedException("PEER_IDENTITY_MISSING",
             "this service accepts only calls whose TLS client certificate names one URI identity"));
       }
-      if (!trusted.allows(identity.get().uri())) {
+      if (!byService.getOrDefault(service, trusted).allows(identity.get().uri())) {
         log.warning("event=peer_refused peer=" + identity.get().uri() + " method=" + call.getMethodDescriptor()
             .getFullMethodName());
         return GrpcErrors.refuse(call, new PermissionDeniedException("PEER_NOT_TRUSTED",

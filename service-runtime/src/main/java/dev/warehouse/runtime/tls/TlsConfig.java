@@ -18,6 +18,9 @@ import java.util.Optional;
  * @param trustedPeers {@code TLS_TRUSTED_PEERS}: with {@code mtls}, the identities (certificate URI SANs) that may
  *                     call this port; empty means any certificate the CA signed. Health is open to every one.
  * @param refresh      {@code TLS_REFRESH_MS}: how often the three files are checked for a change (rotation)
+ * @param servicePeers with {@code mtls}, services (by full name) whose callers are other identities than
+ *                     {@code trustedPeers}' (the inventory-service's {@code RESERVATION_TRUSTED_PEERS}): for
+ *                     their calls these replace {@code trustedPeers}
  */
 public record TlsConfig(
     TlsMode serverMode,
@@ -25,7 +28,25 @@ public record TlsConfig(
     Optional<Path> keyFile,
     Optional<Path> caFile,
     TrustedPeers trustedPeers,
-    Duration refresh) {
+    Duration refresh,
+    Map<String, TrustedPeers> servicePeers) {
+
+  public TlsConfig {
+    servicePeers = Map.copyOf(servicePeers);
+  }
+
+  /** Whom the whole port admits, with no service of its own callers. */
+  public TlsConfig(TlsMode serverMode, Optional<Path> certFile, Optional<Path> keyFile, Optional<Path> caFile,
+      TrustedPeers trustedPeers, Duration refresh) {
+    this(serverMode, certFile, keyFile, caFile, trustedPeers, refresh, Map.of());
+  }
+
+  /** The same settings, where {@code service}'s calls admit only {@code peers}. */
+  public TlsConfig withServicePeers(String service, TrustedPeers peers) {
+    java.util.Map<String, TrustedPeers> all = new java.util.HashMap<>(servicePeers);
+    all.put(service, peers);
+    return new TlsConfig(serverMode, certFile, keyFile, caFile, trustedPeers, refresh, all);
+  }
 
   /** grpc-java's own file watchers refresh at most once a minute; certificates live for days. */
   public static final Duration DEFAULT_REFRESH = Duration.ofMinutes(1);
@@ -71,6 +92,9 @@ public record TlsConfig(
         + " tls_key_file=" + keyFile.map(Path::toString).orElse("none")
         + " tls_ca_file=" + caFile.map(Path::toString).orElse("none")
         + " tls_trusted_peers=" + (serverMode == TlsMode.MTLS ? trustedPeers.describe() : "n/a")
+        + servicePeers.entrySet().stream().sorted(Map.Entry.comparingByKey())
+            .map(e -> " tls_trusted_peers[" + e.getKey() + "]=" + (serverMode == TlsMode.MTLS ? e.getValue().describe() : "n/a"))
+            .collect(java.util.stream.Collectors.joining())
         + " tls_refresh_ms=" + refresh.toMillis();
   }
 }

@@ -157,7 +157,7 @@ public final class TransportSecurity implements AutoCloseable {
       case PLAINTEXT -> Optional.empty();
       case TLS -> callerVerifier == null ? Optional.empty()
           : Optional.of(new PeerIdentityInterceptor(TrustedPeers.ANY_FROM_CA, false));
-      case MTLS -> Optional.of(new PeerIdentityInterceptor(config.trustedPeers(), true));
+      case MTLS -> Optional.of(new PeerIdentityInterceptor(config.trustedPeers(), config.servicePeers(), true));
     };
   }
 

@@ -27,7 +27,10 @@ class IamPolicyDocsTest {
   /** The documents the declarations generate, by file name; the services' own tests evaluate requests against them. */
   static SortedMap<String, String> generated() {
     return IamPolicy.documents(Map.of(
-            "inventory-service", RouteTable.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")),
+            "inventory-service", RouteTable.combined("inventory-service",
+                RouteTable.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")),
+                RouteTable.of(dev.warehouse.inventory.v1.ReservationServiceProto.getDescriptor()
+                    .findServiceByName("ReservationService"))),
             "order-service", RouteTable.of(OrderServiceProto.getDescriptor().findServiceByName("OrderService"))),
         PacedScan.OPERATIONS);
   }

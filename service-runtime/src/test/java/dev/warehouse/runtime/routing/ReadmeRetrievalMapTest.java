@@ -22,6 +22,7 @@ class ReadmeRetrievalMapTest {
   void readmeTable_matchesTheDeclaredRoutes() throws Exception {
     String expected = RetrievalMapDoc.markdown(List.of(
         RouteTable.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")),
+        RouteTable.of(dev.warehouse.inventory.v1.ReservationServiceProto.getDescriptor().findServiceByName("ReservationService")),
         RouteTable.of(OrderServiceProto.getDescriptor().findServiceByName("OrderService"))));
     String readme = Files.readString(Path.of(System.getProperty("project.root", "..")).resolve("README.md"));
     int begin = readme.indexOf(BEGIN);
