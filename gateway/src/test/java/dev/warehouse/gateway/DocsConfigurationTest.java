@@ -3,6 +3,7 @@ package dev.warehouse.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.order.OrderMain;
 import dev.warehouse.runtime.config.ServiceConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -121,7 +121,7 @@ class OrderConcurrencyTest {
     Order corridor = orders.stub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
         .setCustomerId(customer).setConsistentRead(true).build()).getOrders(0);
     assertThat(direct.getVersion()).isEqualTo(applied.size() + 1);
-    assertThat(corridor).isEqualTo(direct);
+    assertThat(corridor).isEqualTo(OrderFixture.summary(direct));
     // The winners, in version order, form a valid life-cycle path from PLACED.
     List<OrderStatus> path = applied.stream().sorted((a, b) -> Long.compare(a.getVersion(), b.getVersion()))
         .map(Order::getStatus).toList();

@@ -127,6 +127,11 @@ final class OrderFixture implements AutoCloseable {
         .addLines(line(PRODUCT, WAREHOUSE, 1, eur(42, 500_000_000))).setRequestId(id("req"));
   }
 
+  /** An order as A5 lists it: a summary, without its lines (which only the direct copy holds). */
+  static dev.warehouse.order.v1.Order summary(dev.warehouse.order.v1.Order order) {
+    return order.toBuilder().clearLines().build();
+  }
+
   /** Runs the consistency audit over this fixture's table. */
   AuditReport audit() {
     return new OrderAudit(new PacedScan(dynamo, table, "order-audit", new PacedScan.Options(2, 1000))).audit();

@@ -43,7 +43,7 @@ class OrderStatusTest {
     Order direct = orders.stub().getOrder(GetOrderRequest.newBuilder().setOrderId(orderId).setConsistentRead(true).build());
     Order corridor = orders.stub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
         .setCustomerId(customerId).setConsistentRead(true).build()).getOrders(0);
-    assertThat(corridor).as("the customer's copy agrees with the direct copy").isEqualTo(direct);
+    assertThat(corridor).as("the customer's copy agrees with the direct copy").isEqualTo(OrderFixture.summary(direct));
     return direct;
   }
 

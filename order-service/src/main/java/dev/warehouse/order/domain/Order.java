@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A customer's order. {@code version} starts at 1 and grows by one with every change of status; both
- * stored copies always carry the same version.
+ * A customer's order. {@code version} is 0 while it is PENDING, 1 once it is PLACED (or REJECTED), and
+ * grows by one with every change of status after that; both stored copies always carry the same version.
  *
  * @param lines     its lines, merged; empty when read from the customer copy (A5 lists summaries)
  * @param lineCount how many lines it has (the customer copy knows this much)

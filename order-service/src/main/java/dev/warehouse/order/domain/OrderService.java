@@ -66,7 +66,7 @@ public final class OrderService {
         command.orderDate().orElseGet(() -> LocalDate.ofInstant(now, ZoneOffset.UTC)),
         OrderStatus.PENDING,
         command.total(),
-        1,
+        0, // placing it is its first change: a PLACED (or REJECTED) order is at version 1
         now,
         now,
         command.lines(),
