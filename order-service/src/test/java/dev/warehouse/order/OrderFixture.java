@@ -9,6 +9,7 @@ import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.Reservation;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.order.audit.OrderAudit;
+import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
@@ -48,6 +49,8 @@ final class OrderFixture implements AutoCloseable {
   final String table = TestServices.uniqueTableName();
   final RecordingInterceptor recorder = new RecordingInterceptor();
   final DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint());
+  /** Between the inventory-service and moto: faults of the inventory's own DynamoDB calls. */
+  final DynamoFaultProxy inventoryProxy = DynamoFaultProxy.start(MotoServer.endpoint());
   final ServiceProcess inventory;
   final ServiceProcess process;
   final ManagedChannel channel;
@@ -58,14 +61,15 @@ final class OrderFixture implements AutoCloseable {
     this(CALL_TIMEOUT);
   }
 
+  /** Without the recovery loop, whose background requests would mix with the ones a test records. */
   OrderFixture(Duration dynamoCallTimeout) throws Exception {
-    this(dynamoCallTimeout, settings -> settings);
+    this(dynamoCallTimeout, settings -> settings.withRecovery(settings.stepGrace(), Duration.ZERO));
   }
 
   /** With the order-service's settings changed by {@code adjust} (a shorter recovery, say). */
   OrderFixture(Duration dynamoCallTimeout, java.util.function.UnaryOperator<OrderSettings> adjust) throws Exception {
     inventory = ServiceProcess.start(
-        TestServices.config(InventoryMain.SERVICE_NAME, table, MotoServer.endpoint(), CALL_TIMEOUT),
+        TestServices.config(InventoryMain.SERVICE_NAME, table, inventoryProxy.endpoint(), CALL_TIMEOUT),
         InventoryMain::services, List.of());
     inventoryChannel = NettyChannelBuilder.forAddress("127.0.0.1", inventory.grpcPort()).usePlaintext().build();
     process = ServiceProcess.start(
@@ -128,7 +132,7 @@ final class OrderFixture implements AutoCloseable {
   }
 
   /** An order as A5 lists it: a summary, without its lines (which only the direct copy holds). */
-  static dev.warehouse.order.v1.Order summary(dev.warehouse.order.v1.Order order) {
+  static Order summary(Order order) {
     return order.toBuilder().clearLines().build();
   }
 
@@ -148,6 +152,7 @@ final class OrderFixture implements AutoCloseable {
     process.close();
     inventory.close();
     proxy.close();
+    inventoryProxy.close();
     dynamo.close();
   }
 }

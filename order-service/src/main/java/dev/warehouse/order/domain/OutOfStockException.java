@@ -1,6 +1,7 @@
 package dev.warehouse.order.domain;
 
 import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.PreconditionViolation;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -16,7 +17,9 @@ public final class OutOfStockException extends FailedPreconditionException {
     super(REASON, "order " + orderId + " cannot be placed: too little stock for "
             + shortages.stream().map(s -> "product " + s.productId() + " at warehouse " + s.warehouseId() + " ("
                 + s.requested() + " requested, " + s.available() + " available)").collect(Collectors.joining(", ")),
-        Map.of("order_id", orderId));
+        Map.of("order_id", orderId), shortages.stream().map(s -> new PreconditionViolation(REASON,
+            "products/" + s.productId() + "/warehouses/" + s.warehouseId(),
+            "requested " + s.requested() + ", available " + s.available())).toList());
     this.shortages = List.copyOf(shortages);
   }
 

@@ -58,7 +58,7 @@ import java.util.regex.Pattern;
  *       its cancellation (grpc-java propagates the current {@link Context}); one made outside a call (the
  *       recovery) gets {@code INVENTORY_CALL_TIMEOUT_MS}, and so does a caller without a deadline.
  *   <li><b>Retries.</b> Only calls the contract declares idempotent (every reservation RPC is, by order id)
- *       are tried again, on UNAVAILABLE, with jittered backoff, while the deadline leaves room.
+ *       are tried again, on UNAVAILABLE or ABORTED, with jittered backoff, while the deadline leaves room.
  *   <li><b>Circuit breaker.</b> It hears only of the inventory's own failures (UNAVAILABLE, or the deadline
  *       passing on a call that had a fair budget). A caller whose deadline leaves less than the minimum
  *       budget is refused at once (DEADLINE_EXCEEDED, reason {@code DEADLINE_TOO_SHORT}) without asking
@@ -199,7 +199,9 @@ public final class InventoryReservations implements StockReservations {
           public void onError(Throwable failure) {
             Status.Code code = Status.fromThrowable(failure).getCode();
             long backoff = backoffNanos(number);
-            if (code == Status.Code.UNAVAILABLE && number < attempts && !context.isCancelled()
+            // UNAVAILABLE: no instance answered. ABORTED: the inventory's own rounds of a contended stock record
+            // ran out; the call is idempotent, so another try is safe.
+            if ((code == Status.Code.UNAVAILABLE || code == Status.Code.ABORTED) && number < attempts && !context.isCancelled()
                 && budget.timeRemaining(TimeUnit.NANOSECONDS) >= backoff + minBudgetNanos) {
               Counter.builder("inventory.client.retries").description("calls to the inventory-service tried again")
                   .tag("method", method.getBareMethodName()).register(meters).increment();

@@ -35,7 +35,17 @@ public final class DynamoFaultProxy implements AutoCloseable {
       Set.of("host", "content-length", "connection", "expect", "upgrade", "transfer-encoding", "keep-alive");
   private static final String ERROR_TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#";
 
-  private record Rule(Fault fault, AtomicInteger remaining, Duration delay) {}
+  /** A fault for the next {@code remaining} calls of an operation whose body holds {@code bodyContains} (null: any). */
+  private record Rule(Fault fault, AtomicInteger remaining, Duration delay, String bodyContains) {
+
+    Rule(Fault fault, AtomicInteger remaining, Duration delay) {
+      this(fault, remaining, delay, null);
+    }
+
+    boolean matches(byte[] body) {
+      return bodyContains == null || new String(body, java.nio.charset.StandardCharsets.UTF_8).contains(bodyContains);
+    }
+  }
 
   private final URI target;
   private final HttpServer server;
@@ -75,6 +85,15 @@ public final class DynamoFaultProxy implements AutoCloseable {
     rules.put(operation, new Rule(fault, new AtomicInteger(times), Duration.ofSeconds(1)));
   }
 
+  /**
+   * Applies {@code fault} to the next {@code times} calls of {@code operation} whose request body contains
+   * {@code bodyContains}, as DynamoDB's JSON has it (a status value, a key): one transaction of a call that
+   * sends several, say. Other calls of the operation are forwarded.
+   */
+  public void injectWhere(String operation, String bodyContains, Fault fault, int times) {
+    rules.put(operation, new Rule(fault, new AtomicInteger(times), Duration.ofSeconds(1), bodyContains));
+  }
+
   /** Delays the next {@code times} calls of {@code operation} by {@code delay} before forwarding them. */
   public void delay(String operation, Duration delay, int times) {
     rules.put(operation, new Rule(Fault.DELAY, new AtomicInteger(times), delay));
@@ -112,7 +131,7 @@ public final class DynamoFaultProxy implements AutoCloseable {
     String operation = target == null ? "" : target.substring(target.indexOf('.') + 1);
     seen.computeIfAbsent(operation, k -> new AtomicInteger()).incrementAndGet();
     Rule rule = rules.get(operation);
-    if (rule != null && rule.remaining().getAndDecrement() > 0) {
+    if (rule != null && rule.matches(body) && rule.remaining().getAndDecrement() > 0) {
       injected.incrementAndGet();
       switch (rule.fault()) {
         case TRANSACTION_CONFLICT -> {
