@@ -40,7 +40,8 @@ class BackendServiceConfigTest {
     assertThat(declared(INVENTORY, IdempotencyLevel.NO_SIDE_EFFECTS))
         .containsExactlyInAnyOrder("GetSerialItem", "GetProductInventory", "ListProductWarehouses", "ListWarehouseProducts",
             "ListLowStock");
-    assertThat(declared(ORDERS, IdempotencyLevel.NO_SIDE_EFFECTS)).containsExactlyInAnyOrder("GetOrder", "ListCustomerOrders");
+    assertThat(declared(ORDERS, IdempotencyLevel.NO_SIDE_EFFECTS)).containsExactlyInAnyOrder("GetOrder", "ListCustomerOrders",
+        "ListStalledOrders");
     assertThat(declared(INVENTORY, IdempotencyLevel.IDEMPOTENT)).containsExactly("AdjustStock");
     assertThat(declared(ORDERS, IdempotencyLevel.IDEMPOTENT)).containsExactly("PlaceOrder");
   }

@@ -70,8 +70,10 @@ class StockRaceIT {
   @BeforeAll
   static void start() throws Exception {
     StrictMoto.table(table).conflictRate(0.1).apply();
+    // The serialized moto answers in seconds under the race: the 3 s default would time a restart's first call out.
     serviceEnv.putAll(Map.of("DYNAMODB_ENDPOINT", MotoServer.endpoint().toString(), "TABLE_NAME", table,
-        "TABLE_AUTO_CREATE", "true", "SHUTDOWN_DRAIN_MS", "0", "SHUTDOWN_GRACE_SECONDS", "2"));
+        "TABLE_AUTO_CREATE", "true", "SHUTDOWN_DRAIN_MS", "0", "SHUTDOWN_GRACE_SECONDS", "2",
+        "DYNAMODB_CALL_TIMEOUT_MS", "10000"));
     for (int i = 0; i < 2; i++) {
       inventories.add(StackProcess.service("race-inventory-" + i, INVENTORY_JAR, StackProcess.freePort(),
           StackProcess.freePort(), serviceEnv).startAndAwaitPort());

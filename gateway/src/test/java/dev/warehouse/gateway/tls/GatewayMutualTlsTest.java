@@ -13,6 +13,7 @@ import dev.warehouse.gateway.tools.CertsCommand;
 import dev.warehouse.gateway.tools.DemoData;
 import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.OrderMain;
@@ -43,6 +44,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -72,7 +74,9 @@ class GatewayMutualTlsTest {
     CertsCommand.ensure(certs, false, Instant.now());
     String table = TestServices.uniqueTableName();
     inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table)
-        .withTls(files(TlsMode.MTLS, "inventory-service", List.of(GATEWAY))), InventoryMain::services, List.of());
+        .withTls(files(TlsMode.MTLS, "inventory-service", List.of(GATEWAY)).withServicePeers(
+            ReservationServiceGrpc.SERVICE_NAME, InventoryMain.reservationPeers(Map.of()))), // the order-service's
+        InventoryMain::services, List.of());
     // The order-service calls the inventory's reservations itself, over mutual TLS with its own identity.
     orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table)
         .withTls(files(TlsMode.MTLS, "order-service", List.of(GATEWAY))),
