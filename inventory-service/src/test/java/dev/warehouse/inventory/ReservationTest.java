@@ -22,6 +22,7 @@ import dev.warehouse.inventory.v1.Reservation;
 import dev.warehouse.inventory.v1.ReservationLine;
 import dev.warehouse.inventory.v1.ReservationState;
 import dev.warehouse.inventory.v1.ReserveStockRequest;
+import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.runtime.testing.StrictMoto;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -327,5 +328,28 @@ class ReservationTest {
         .setInventory(ProductInventory.newBuilder().setProductId(product).setWarehouseId("W1").setQuantity(6)).build());
     assertThat(put.getReserved()).isEqualTo(6);
     assertThat(put.getAvailable()).isZero();
+  }
+
+  @Test
+  void unprocessedKeysOfTheBatchRead_areAskedForAgain_andWhenTheyStayUnprocessed_theCallIsResourceExhausted()
+      throws Exception {
+    String product = id("P");
+    inventory.stock(product, "W1", 10);
+    inventory.proxy.inject("BatchGetItem", DynamoFaultProxy.Fault.UNPROCESSED_KEYS, 2);
+    Reservation held = inventory.reservations().reserveStock(reserve(id("u"), line(product, "W1", 1)));
+    assertThat(held.getState()).isEqualTo(ReservationState.RESERVATION_STATE_HELD);
+    assertThat(stockOf(product, "W1").getReserved()).isEqualTo(1);
+
+    inventory.proxy.inject("BatchGetItem", DynamoFaultProxy.Fault.UNPROCESSED_KEYS, 1000);
+    try {
+      assertThatThrownBy(() -> inventory.reservations().reserveStock(reserve(id("u"), line(product, "W1", 1))))
+          .satisfies(e -> {
+            assertThat(((StatusRuntimeException) e).getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            assertThat(reason(e)).isEqualTo("DATABASE_THROTTLED");
+          });
+    } finally {
+      inventory.proxy.clear();
+    }
+    assertThat(stockOf(product, "W1").getReserved()).isEqualTo(1);
   }
 }
