@@ -8,6 +8,9 @@ import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
+import dev.warehouse.inventory.v1.CommitReservationRequest;
+import dev.warehouse.inventory.v1.ConfirmReservationRequest;
+import dev.warehouse.inventory.v1.ReleaseReservationRequest;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.runtime.config.ServiceConfig;
@@ -108,7 +111,7 @@ class InventoryAuditTest {
           new dev.warehouse.inventory.domain.ProductInventory(extraMarker, "W2", 7, 10, Instant.now())))).join();
       dynamo.updateItem(b -> b.tableName(inventory.table)
           .key(InventoryKeys.stock(raisedBehindItsBack, "W3").attributes())
-          .updateExpression("SET #q = :q").expressionAttributeNames(Map.of("#q", "quantity"))
+          .updateExpression("SET #q = :q, #a = :q").expressionAttributeNames(Map.of("#q", "quantity", "#a", "available"))
           .expressionAttributeValues(Map.of(":q", AttributeValue.fromN("50")))).join();
       dynamo.putItem(b -> b.tableName(inventory.table).item(InventoryItems.lowStockMarker(LowStockShards.DECLARED,
           new dev.warehouse.inventory.domain.ProductInventory(noRecord, "W9", 3, 10, Instant.now())))).join();
@@ -123,14 +126,47 @@ class InventoryAuditTest {
       assertThat(run.status()).as(run.output()).isEqualTo(1);
       assertThat(run.lines()).containsExactlyInAnyOrder(
           "MISSING_MARKER product_id=" + lostMarker + " warehouse_id=W1 quantity=3 reorder_point=10",
-          "STRAY_MARKER product_id=" + extraMarker + " warehouse_id=W2 quantity=7 record_quantity=5 reorder_point=10",
-          "STRAY_MARKER product_id=" + raisedBehindItsBack + " warehouse_id=W3 quantity=2 record=not_low record_quantity=50 "
+          "STRAY_MARKER product_id=" + extraMarker + " warehouse_id=W2 quantity=7 record_quantity=5 record_available=5 reorder_point=10",
+          "STRAY_MARKER product_id=" + raisedBehindItsBack + " warehouse_id=W3 quantity=2 record=not_low record_available=50 "
               + "reorder_point=10",
           "STRAY_MARKER product_id=" + noRecord + " warehouse_id=W9 quantity=3 record=missing",
           "UNREADABLE_ITEM pk=" + InventoryKeys.lowStockPk(0) + " sk=QTY#garbled#" + garbled + " entity=LowStockMarker",
           "audit table=" + inventory.table + " records=5 low=3 markers=6 problems=5");
       AuditChecks.assertPushgatewayDown_keepsTheExitStatus(InventoryAudit.command(LowStockShards.DECLARED),
           config(inventory.table), ARGS);
+    }
+  }
+
+  @Test
+  void reservedUnits_matchTheHeldReservations_andAPlantedDifference_isReported() throws Exception {
+    try (InventoryFixture inventory = new InventoryFixture();
+        DynamoDbAsyncClient dynamo = TestServices.dynamo(inventory.table)) {
+      String held = id("P");
+      String planted = id("P");
+      put(inventory, held, "W1", 10, 3);
+      put(inventory, planted, "W1", 10, 0);
+      String a = id("o");
+      String b = id("o");
+      String c = id("o");
+      for (String order : List.of(a, b, c)) {
+        inventory.reservations().reserveStock(ReservationTest.reserve(order, ReservationTest.line(held, "W1", 2)));
+      }
+      inventory.reservations().confirmReservation(ConfirmReservationRequest.newBuilder().setOrderId(b).build());
+      inventory.reservations().releaseReservation(ReleaseReservationRequest.newBuilder().setOrderId(c).build());
+      inventory.reservations().confirmReservation(ConfirmReservationRequest.newBuilder().setOrderId(a).build());
+      inventory.reservations().commitReservation(CommitReservationRequest.newBuilder().setOrderId(a).build());
+
+      AuditChecks.Run clean = audit(inventory.table);
+      assertThat(clean.status()).as(clean.output()).isZero();
+
+      // Units reserved behind the service's back, by no reservation (available kept in step).
+      dynamo.updateItem(u -> u.tableName(inventory.table).key(InventoryKeys.stock(planted, "W1").attributes())
+          .updateExpression("SET reserved = :r, available = :a")
+          .expressionAttributeValues(Map.of(":r", AttributeValue.fromN("4"), ":a", AttributeValue.fromN("6")))).join();
+      AuditChecks.Run run = audit(inventory.table);
+      assertThat(run.status()).as(run.output()).isEqualTo(1);
+      assertThat(run.lines()).contains(
+          "RESERVED_MISMATCH product_id=" + planted + " warehouse_id=W1 quantity=10 reserved=4 held_by_reservations=0");
     }
   }
 

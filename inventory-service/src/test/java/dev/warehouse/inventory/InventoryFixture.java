@@ -48,9 +48,19 @@ final class InventoryFixture implements AutoCloseable {
   }
 
   private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards) throws Exception {
+    this(dynamoCallTimeout, shards, InventoryMain.ReservationSettings.DEFAULT);
+  }
+
+  /** With the reservations' hold and expiry-loop period of {@code reservations}. */
+  InventoryFixture(InventoryMain.ReservationSettings reservations) throws Exception {
+    this(CALL_TIMEOUT, LowStockShards.DECLARED, reservations);
+  }
+
+  private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards, InventoryMain.ReservationSettings reservations)
+      throws Exception {
     process = ServiceProcess.start(
         TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout),
-        context -> InventoryMain.services(context, shards), List.of(recorder));
+        context -> InventoryMain.services(context, shards, reservations), List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     stub = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.HOURS);
   }

@@ -1,6 +1,9 @@
 package dev.warehouse.inventory.audit;
 
 import dev.warehouse.inventory.domain.ProductInventory;
+import dev.warehouse.inventory.reservation.Reservation;
+import dev.warehouse.inventory.reservation.ReservationItems;
+import dev.warehouse.inventory.reservation.ReservationLine;
 import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
@@ -17,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -25,8 +29,8 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * The consistency audit of A7's low-stock markers: an admin tool, off the request path, that walks
  * every stock record and every marker and reports each marker without its low record
  * ({@code STRAY_MARKER}: the record is missing, not low, or holds another quantity) and each low
- * record without its marker ({@code MISSING_MARKER}). A record is low when its quantity is at or
- * below its reorder point; its one marker is {@link LowStockShards#marker} of its quantity.
+ * record without its marker ({@code MISSING_MARKER}). A record is low when its available units are at
+ * or below its reorder point; its one marker is {@link LowStockShards#marker} of its available count.
  *
  * <p>It scans the table in parallel segments, paced by a rate limiter ({@link PacedScan}), and for each
  * page batch-reads, strongly, the marker of every low record and the record of every marker. A scan is
@@ -37,6 +41,13 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * went with it. A record that kept changing over {@value #SETTLE_ROUNDS} such rounds is being written
  * through the service, which keeps its marker, and is not reported. An item that cannot be read as a
  * record or a marker is {@code UNREADABLE_ITEM}.
+ *
+ * <p>Reservations: every record must keep {@code quantity >= reserved >= 0} and store
+ * {@code available = quantity - reserved} ({@code STOCK_INVARIANT}); a record is low, and its marker
+ * keyed, by {@code available}. The same scan sums the lines of every HELD and CONFIRMED reservation per
+ * stock record; a record whose {@code reserved} differs from its sum, still after a strong re-read of
+ * the record and of the reservations counted for it, is {@code RESERVED_MISMATCH}. A reservation
+ * written while the scan runs can make a sum incomplete: run it again before acting on one.
  */
 public final class InventoryAudit {
 
@@ -68,13 +79,24 @@ public final class InventoryAudit {
     AtomicLong records = new AtomicLong();
     AtomicLong low = new AtomicLong();
     AtomicLong markers = new AtomicLong();
-    scan.scan(List.of(InventoryItems.STOCK, InventoryItems.LOW_STOCK_MARKER), page -> {
+    Map<TableKey, Long> reservedOf = new ConcurrentHashMap<>();
+    Map<TableKey, Long> heldFor = new ConcurrentHashMap<>();
+    Map<TableKey, List<String>> holders = new ConcurrentHashMap<>();
+    scan.scan(List.of(InventoryItems.STOCK, InventoryItems.LOW_STOCK_MARKER, ReservationItems.RESERVATION), page -> {
       List<ProductInventory> lowRecords = new ArrayList<>();
       List<Map<String, AttributeValue>> markerItems = new ArrayList<>();
       for (Map<String, AttributeValue> item : page) {
+        if (ReservationItems.RESERVATION.equals(item.get("entity").s())) {
+          countHeld(item, heldFor, holders, findings);
+          continue;
+        }
         boolean marker = InventoryItems.LOW_STOCK_MARKER.equals(item.get("entity").s());
         (marker ? markers : records).incrementAndGet();
         Optional<ProductInventory> read = read(item);
+        if (!marker && read.isPresent()) {
+          reservedOf.put(InventoryKeys.stock(read.get().productId(), read.get().warehouseId()), read.get().reserved());
+          invariant(item, read.get()).ifPresent(why -> findings.add(new Finding("STOCK_INVARIANT", subject(read.get()), why)));
+        }
         if (read.isEmpty()) {
           findings.add(new Finding("UNREADABLE_ITEM", "pk=" + item.get(SingleTable.PK).s() + " sk=" + item.get(SingleTable.SK).s(),
               "entity=" + item.get("entity").s()));
@@ -88,11 +110,78 @@ public final class InventoryAudit {
       checkRecords(lowRecords, findings);
       checkMarkers(markerItems, findings);
     });
+    checkReserved(reservedOf, heldFor, holders, findings);
     Map<String, Long> counts = new LinkedHashMap<>();
     counts.put("records", records.get());
     counts.put("low", low.get());
     counts.put("markers", markers.get());
     return new AuditReport(counts, findings);
+  }
+
+  /** What breaks {@code quantity >= reserved >= 0} and {@code available = quantity - reserved} in a record; empty when none. */
+  private static Optional<String> invariant(Map<String, AttributeValue> item, ProductInventory r) {
+    if (r.reserved() < 0 || r.reserved() > r.quantity()) {
+      return Optional.of("reserved=" + r.reserved() + " outside 0..quantity");
+    }
+    AttributeValue available = item.get("available");
+    if (item.containsKey("reserved") && (available == null || Long.parseLong(available.n()) != r.available())) {
+      return Optional.of("reserved=" + r.reserved() + " available=" + (available == null ? "missing" : available.n())
+          + " expected_available=" + r.available());
+    }
+    return Optional.empty();
+  }
+
+  /** Adds a HELD or CONFIRMED reservation's lines to the sums of their stock records. */
+  private static void countHeld(Map<String, AttributeValue> item, Map<TableKey, Long> heldFor,
+      Map<TableKey, List<String>> holders, List<Finding> findings) {
+    Reservation r;
+    try {
+      r = ReservationItems.toReservation(item);
+    } catch (RuntimeException malformed) {
+      findings.add(new Finding("UNREADABLE_ITEM", "pk=" + item.get(SingleTable.PK).s() + " sk=" + item.get(SingleTable.SK).s(),
+          "entity=" + ReservationItems.RESERVATION));
+      return;
+    }
+    if (!r.holds()) {
+      return;
+    }
+    for (ReservationLine line : r.lines()) {
+      TableKey stock = InventoryKeys.stock(line.productId(), line.warehouseId());
+      heldFor.merge(stock, line.quantity(), Long::sum);
+      holders.computeIfAbsent(stock, k -> Collections.synchronizedList(new ArrayList<>())).add(r.orderId());
+    }
+  }
+
+  /**
+   * Each record's {@code reserved} against the lines held for it; a difference is re-read strongly (the
+   * record, and the reservations counted for it) before it is reported.
+   */
+  private void checkReserved(Map<TableKey, Long> reservedOf, Map<TableKey, Long> heldFor, Map<TableKey, List<String>> holders,
+      List<Finding> findings) {
+    java.util.Set<TableKey> stocks = new java.util.HashSet<>(reservedOf.keySet());
+    stocks.addAll(heldFor.keySet());
+    for (TableKey stock : stocks) {
+      if (Objects.equals(reservedOf.getOrDefault(stock, 0L), heldFor.getOrDefault(stock, 0L))) {
+        continue;
+      }
+      Optional<ProductInventory> record = read(scan.get(stock.attributes()));
+      long held = 0;
+      for (String orderId : holders.getOrDefault(stock, List.of())) {
+        Map<String, AttributeValue> item = scan.get(InventoryKeys.reservation(orderId).attributes());
+        if (item != null) {
+          Reservation r = ReservationItems.toReservation(item);
+          if (r.holds()) {
+            held += r.lines().stream().filter(l -> InventoryKeys.stock(l.productId(), l.warehouseId()).equals(stock))
+                .mapToLong(ReservationLine::quantity).sum();
+          }
+        }
+      }
+      long reserved = record.map(ProductInventory::reserved).orElse(0L);
+      if (reserved != held) {
+        findings.add(new Finding("RESERVED_MISMATCH", record.map(InventoryAudit::subject).orElse("pk=" + stock.pk() + " sk=" + stock.sk()),
+            "reserved=" + reserved + " held_by_reservations=" + held + (record.isEmpty() ? " record=missing" : "")));
+      }
+    }
   }
 
   /** For each low record, reads its marker: a missing one, still missing when re-read, is a finding. */
@@ -136,18 +225,20 @@ public final class InventoryAudit {
     }
     ProductInventory r = record.get();
     if (!r.low()) {
-      return Optional.of("record=not_low record_quantity=" + r.quantity() + " reorder_point=" + r.reorderPoint());
+      return Optional.of("record=not_low record_available=" + r.available() + " reorder_point=" + r.reorderPoint());
     }
     Optional<ProductInventory> m = read(marker);
     TableKey expected = markerKey(r);
     TableKey at = TableKey.of(marker);
-    if (m.isPresent() && m.get().quantity() == r.quantity() && expected.equals(at)) {
+    boolean same = m.isPresent() && m.get().available() == r.available() && m.get().quantity() == r.quantity();
+    if (same && expected.equals(at)) {
       return Optional.empty();
     }
-    if (m.isPresent() && m.get().quantity() == r.quantity()) {
-      return Optional.of("expected_key=" + expected.pk() + "/" + expected.sk()); // its key is not its quantity's
+    if (same) {
+      return Optional.of("expected_key=" + expected.pk() + "/" + expected.sk()); // its key is not its available count's
     }
-    return Optional.of("record_quantity=" + r.quantity() + " reorder_point=" + r.reorderPoint());
+    return Optional.of("record_quantity=" + r.quantity() + " record_available=" + r.available() + " reorder_point="
+        + r.reorderPoint());
   }
 
   private static Map<String, AttributeValue> recordKey(Map<String, AttributeValue> marker) {
@@ -181,7 +272,7 @@ public final class InventoryAudit {
   }
 
   private TableKey markerKey(ProductInventory record) {
-    return shards.marker(record.productId(), record.warehouseId(), record.quantity());
+    return shards.marker(record.productId(), record.warehouseId(), record.available());
   }
 
   /**

@@ -34,7 +34,7 @@ public interface InventoryRepository {
 
   /**
    * A7: one Query per shard of {@code LOW_STOCK#ss} with {@code begins_with(SK, "QTY#")}, all at once,
-   * merged lowest quantity first; the page token holds where every shard resumes.
+   * merged fewest available first; the page token holds where every shard resumes.
    *
    * @throws dev.warehouse.runtime.error.InvalidArgumentException for a page token not issued for this list
    */
@@ -43,18 +43,23 @@ public interface InventoryRepository {
   /** W1: unconditional PutItem of {@code SERIAL#sn / METADATA} (create or replace). */
   CompletableFuture<SerialItem> putSerialItem(SerialItem item);
 
-  /** W2: unconditional PutItem of {@code PRODUCT#p / WAREHOUSE#w} with its GSI1 keys (create or replace). */
+  /**
+   * W2: replaces (or creates) {@code PRODUCT#p / WAREHOUSE#w} with its GSI1 keys, keeping its reserved
+   * units, in one transaction with its marker's move, conditioned on the record as read.
+   *
+   * @throws dev.warehouse.runtime.error.FailedPreconditionException STOCK_RESERVED, below the reserved units
+   */
   CompletableFuture<ProductInventory> putInventory(ProductInventory inventory);
 
   /**
-   * W3: one TransactWriteItems of an Update of {@code PRODUCT#p / WAREHOUSE#w}, conditioned on
-   * {@code attribute_exists(PK) AND quantity >= -delta AND quantity <= MAX_QUANTITY - delta}, and a Put
+   * W3: one TransactWriteItems of an Update of {@code PRODUCT#p / WAREHOUSE#w} (on hand and available
+   * by {@code delta}), conditioned on staying clear of the reorder point or on the record as read, and a Put
    * of the request record {@code PRODUCT#p / REQUEST#id}, conditioned on {@code attribute_not_exists(PK)};
    * then a strongly consistent GetItem of the stock for the answer. A request record of the same
    * change (a replay) is answered with the current stock.
    *
    * @throws dev.warehouse.runtime.error.NotFoundException          when the product is not stocked there
-   * @throws dev.warehouse.runtime.error.FailedPreconditionException INSUFFICIENT_STOCK or STOCK_LIMIT_EXCEEDED
+   * @throws dev.warehouse.runtime.error.FailedPreconditionException INSUFFICIENT_STOCK, STOCK_RESERVED or STOCK_LIMIT_EXCEEDED
    * @throws dev.warehouse.runtime.error.AlreadyExistsException      REQUEST_ID_REUSED, for a different change
    * @throws dev.warehouse.runtime.error.AbortedException            TRANSACTION_CONFLICT, when conflicts outlast the retries
    */

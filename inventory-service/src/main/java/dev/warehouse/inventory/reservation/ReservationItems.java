@@ -15,9 +15,11 @@ import java.util.Optional;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /** Maps reservations to table items and back; the one place that knows their attribute names. */
-final class ReservationItems {
+public final class ReservationItems {
 
   static final String ENTITY = "entity";
+  /** The reservation's entity name. */
+  public static final String RESERVATION = "Reservation";
   static final String ORDER_ID = "order_id";
   static final String STATE = "state";
   static final String LINES = "lines";
@@ -55,7 +57,7 @@ final class ReservationItems {
 
   private static Map<String, AttributeValue> common(Reservation r) {
     Map<String, AttributeValue> item = new HashMap<>(InventoryKeys.reservation(r.orderId()).attributes());
-    item.put(ENTITY, AttributeValue.fromS("Reservation"));
+    item.put(ENTITY, AttributeValue.fromS(RESERVATION));
     item.put(ORDER_ID, AttributeValue.fromS(r.orderId()));
     item.put(STATE, AttributeValue.fromS(r.state().name()));
     item.put(LINES, AttributeValue.fromL(r.lines().stream().map(ReservationItems::line).toList()));
@@ -77,7 +79,7 @@ final class ReservationItems {
         QUANTITY, AttributeValue.fromN(Long.toString(line.quantity()))));
   }
 
-  static Reservation toReservation(Map<String, AttributeValue> item) {
+  public static Reservation toReservation(Map<String, AttributeValue> item) {
     List<ReservationLine> lines = item.containsKey(LINES)
         ? item.get(LINES).l().stream().map(AttributeValue::m).map(m -> new ReservationLine(
             m.get(PRODUCT_ID).s(), m.get(WAREHOUSE_ID).s(), Long.parseLong(m.get(QUANTITY).n()))).toList()

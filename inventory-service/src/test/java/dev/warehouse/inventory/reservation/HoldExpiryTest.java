@@ -159,4 +159,32 @@ class HoldExpiryTest {
     }
     assertThat(after.available() + after.reserved()).isEqualTo(10);
   }
+
+  @Test
+  void expiredHolds_arePagedOldestFirst_acrossTheShards_ofTheIndex() {
+    String product = stocked(100);
+    List<String> orders = new java.util.ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      String order = id("page");
+      orders.add(order);
+      hold(order, product, 1, Duration.ofSeconds(100 + i)); // expiring one second apart, in this order
+    }
+    Instant later = clock.instant().plus(Duration.ofSeconds(200));
+    List<Reservation> listed = Eventually.await(() -> {
+      List<Reservation> all = new java.util.ArrayList<>();
+      String token = "";
+      do {
+        dev.warehouse.runtime.paging.Page<Reservation> page =
+            reservations.listExpiredHolds(new dev.warehouse.inventory.domain.PageQuery(2, token, false), later).join();
+        assertThat(page.items()).hasSizeLessThanOrEqualTo(2);
+        all.addAll(page.items());
+        token = page.nextPageToken();
+      } while (!token.isEmpty());
+      return all.stream().filter(r -> orders.contains(r.orderId())).toList();
+    }, all -> all.size() == orders.size());
+    assertThat(listed).extracting(Reservation::orderId).containsExactlyElementsOf(orders);
+    // Not yet expired at the time asked about: not listed.
+    assertThat(reservations.listExpiredHolds(new dev.warehouse.inventory.domain.PageQuery(100, "", false),
+        clock.instant().plus(Duration.ofSeconds(50))).join().items()).noneMatch(r -> orders.contains(r.orderId()));
+  }
 }

@@ -43,7 +43,7 @@ class InventoryKeysTest {
     int shard = LowStockShards.DECLARED.shardOf("P-1", "W-1");
     Map<String, String> fields = new java.util.HashMap<>(FIELDS);
     fields.put("shard", Route.FanOut.shardValue(shard));
-    fields.put("quantity", "0000000000000007");
+    fields.put("available", "0000000000000007");
     TableKey marker = LowStockShards.DECLARED.marker("P-1", "W-1", 7);
     assertThat(InventoryKeys.ADJUST_STOCK.alsoWrites()).extracting(k -> RouteConformance.declaredKey(k, fields))
         .containsExactly(InventoryKeys.stockRequest("P-1", "r-1"), marker);
@@ -51,6 +51,29 @@ class InventoryKeysTest {
         .containsExactly(marker);
     assertThat(marker.pk()).isEqualTo(InventoryKeys.LOW_STOCK.partitionKey().render(fields));
     assertThat(marker.sk()).startsWith(InventoryKeys.lowStockPrefix()).startsWith(InventoryKeys.LOW_STOCK.sortKey().render(fields));
+  }
+
+  @Test
+  void reservationKeys_areWhatTheReservationRoutesDeclare() {
+    Map<String, String> fields = Map.of("order_id", "O-1", "product_id", "P-1", "warehouse_id", "W-1");
+    for (Route route : List.of(InventoryKeys.RESERVE_STOCK, InventoryKeys.CONFIRM_RESERVATION,
+        InventoryKeys.COMMIT_RESERVATION, InventoryKeys.RELEASE_RESERVATION, InventoryKeys.GET_RESERVATION)) {
+      assertThat(RouteConformance.declaredKey(route, fields)).isEqualTo(InventoryKeys.reservation("O-1"));
+    }
+    // The writes that move stock also write each line's stock record.
+    for (Route route : List.of(InventoryKeys.RESERVE_STOCK, InventoryKeys.COMMIT_RESERVATION, InventoryKeys.RELEASE_RESERVATION)) {
+      assertThat(RouteConformance.declaredKey(route.alsoWrites().get(0), fields)).isEqualTo(InventoryKeys.stock("P-1", "W-1"));
+    }
+    Route holds = InventoryKeys.EXPIRED_HOLDS;
+    int shard = InventoryKeys.holdShard("O-1");
+    assertThat(InventoryKeys.holdsGsiPk(shard)).isEqualTo(holds.partitionKey().render(Route.FanOut.shardValue(shard)));
+    java.time.Instant at = java.time.Instant.parse("2026-12-04T05:00:00Z");
+    String key = InventoryKeys.holdGsiSk(at, "O-1");
+    assertThat(key).startsWith(holds.sortKey().prefix()).isEqualTo("EXPIRES#2026-12-04T05:00:00.000000Z#O-1");
+    // Fixed width: a later expiry always sorts after, and the bound of "expired by now" takes it in.
+    assertThat(InventoryKeys.holdGsiSk(at.plusNanos(1000), "O-0")).isGreaterThan(key);
+    assertThat(InventoryKeys.holdsExpiredBy(at)).isGreaterThan(key);
+    assertThat(InventoryKeys.holdsExpiredBy(at.minusNanos(1000))).isLessThan(key);
   }
 
   @Test

@@ -150,8 +150,8 @@ public final class DynamoStore {
             return CompletableFuture.completedFuture(null);
           }
           if (round >= BATCH_GET_ROUNDS) {
-            return CompletableFuture.failedFuture(new dev.warehouse.runtime.error.UnavailableException(
-                "DATABASE_THROTTLED", "the database kept some keys of a batch read unprocessed; retry later"));
+            return CompletableFuture.failedFuture(new ResourceExhaustedException(
+                "DATABASE_THROTTLED", "the database kept some keys of a batch read unprocessed; retry later", null));
           }
           // The caller's gRPC context (its deadline) goes with the next round to the timer's thread.
           io.grpc.Context context = io.grpc.Context.current();

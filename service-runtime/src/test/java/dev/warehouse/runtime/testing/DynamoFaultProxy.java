@@ -23,13 +23,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A test-only HTTP proxy between a service and moto that injects faults on chosen DynamoDB
  * operations: {@code TransactionConflict} and throttling cancellations, throttling, HTTP 500s,
- * dropped connections, delays before forwarding, and late answers (forwarded at once, so the write
- * is applied, but answered only after a delay). moto never produces these by itself.
+ * dropped connections, delays before forwarding, late answers (forwarded at once, so the write
+ * is applied, but answered only after a delay), and batch reads that process none of their keys. moto never produces these by itself.
  */
 public final class DynamoFaultProxy implements AutoCloseable {
 
   /** What to do to a request instead of (or before) forwarding it. */
-  public enum Fault { TRANSACTION_CONFLICT, TRANSACTION_THROTTLED, THROTTLING, HTTP_500, DROP_CONNECTION, DELAY, LATE_ANSWER }
+  public enum Fault {
+    TRANSACTION_CONFLICT, TRANSACTION_THROTTLED, THROTTLING, HTTP_500, DROP_CONNECTION, DELAY, LATE_ANSWER,
+    /** A BatchGetItem answered with every key it asked for unprocessed, as DynamoDB does when throttled. */
+    UNPROCESSED_KEYS
+  }
 
   private static final Set<String> UNFORWARDED_HEADERS =
       Set.of("host", "content-length", "connection", "expect", "upgrade", "transfer-encoding", "keep-alive");
@@ -157,6 +161,16 @@ public final class DynamoFaultProxy implements AutoCloseable {
         case DROP_CONNECTION -> {
           // Throwing from the handler makes the server close the connection without an answer.
           throw new IOException("fault injected: connection dropped");
+        }
+        case UNPROCESSED_KEYS -> {
+          com.google.gson.JsonObject asked = com.google.gson.JsonParser.parseString(new String(body, StandardCharsets.UTF_8))
+              .getAsJsonObject();
+          com.google.gson.JsonObject answer = new com.google.gson.JsonObject();
+          answer.add("Responses", new com.google.gson.JsonObject());
+          answer.add("UnprocessedKeys", asked.get("RequestItems"));
+          exchange.getResponseHeaders().set("Content-Type", "application/x-amz-json-1.0");
+          send(exchange, 200, answer.toString().getBytes(StandardCharsets.UTF_8));
+          return;
         }
         case DELAY -> sleep(rule.delay());
       }

@@ -1,10 +1,8 @@
-package dev.warehouse.gateway.tls;
+package dev.warehouse.inventory.tls;
 
 import static dev.warehouse.runtime.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.warehouse.gateway.tools.CertsCommand;
-import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.inventory.v1.GetReservationRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
@@ -24,7 +22,6 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -36,8 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The inventory-service in {@code mtls} mode admits per service, with real certificates from the local
- * CA: the gateway (TLS_TRUSTED_PEERS) may call InventoryService and not ReservationService; the
+ * The inventory-service in {@code mtls} mode admits per service, with real certificates from a test CA: the gateway (TLS_TRUSTED_PEERS) may call InventoryService and not ReservationService; the
  * order-service (RESERVATION_TRUSTED_PEERS, by default) may call ReservationService and not
  * InventoryService; health stays open to both.
  */
@@ -50,10 +46,10 @@ class ReservationPeerAuthorizationTest {
 
   @BeforeAll
   static void start() throws Exception {
-    CertsCommand.ensure(certs, false, Instant.now());
+    new TestCa(certs).issue("inventory-service").issue("gateway").issue("order-service");
     TlsConfig tls = new TlsConfig(TlsMode.MTLS, Optional.of(certs.resolve("inventory-service.pem")),
         Optional.of(certs.resolve("inventory-service-key.pem")), Optional.of(certs.resolve("ca.pem")),
-        TrustedPeers.of(List.of(LocalCa.spiffeId("gateway"))), TlsConfig.DEFAULT_REFRESH)
+        TrustedPeers.of(List.of(TestCa.spiffeId("gateway"))), TlsConfig.DEFAULT_REFRESH)
         // As main reads RESERVATION_TRUSTED_PEERS when it is unset: the order-service alone.
         .withServicePeers(ReservationServiceGrpc.SERVICE_NAME, InventoryMain.reservationPeers(Map.of()));
     inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, TestServices.uniqueTableName())
@@ -81,7 +77,7 @@ class ReservationPeerAuthorizationTest {
 
   @Test
   void theDefaultOfReservationTrustedPeers_isTheOrderService() {
-    assertThat(InventoryMain.reservationPeers(Map.of()).identities()).containsExactly(LocalCa.spiffeId("order-service"));
+    assertThat(InventoryMain.reservationPeers(Map.of()).identities()).containsExactly(TestCa.spiffeId("order-service"));
     assertThat(InventoryMain.reservationPeers(Map.of("RESERVATION_TRUSTED_PEERS", "spiffe://x.test/a, spiffe://x.test/b"))
         .identities()).containsExactlyInAnyOrder("spiffe://x.test/a", "spiffe://x.test/b");
   }
