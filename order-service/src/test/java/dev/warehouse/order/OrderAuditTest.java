@@ -106,6 +106,7 @@ class OrderAuditTest {
       Order releaseOwed = move(own, place(own), OrderStatus.ORDER_STATUS_CANCELLED);
       Order commitOverdue = move(own, move(own, place(own), OrderStatus.ORDER_STATUS_PAID), OrderStatus.ORDER_STATUS_SHIPPED);
       Order commitOwed = move(own, move(own, place(own), OrderStatus.ORDER_STATUS_PAID), OrderStatus.ORDER_STATUS_SHIPPED);
+      Order garbled = place(own);
       own.dynamo.deleteItem(b -> b.tableName(own.table).key(OrderAudit.reservationKey(lost.getOrderId()))).join();
       setReservation(own, releasedUnderIt, "SET #s = :v", Map.of(":v", AttributeValue.fromS("RELEASED")));
       setReservation(own, otherLines, "SET #l[0].quantity = :v", Map.of(":v", AttributeValue.fromN("2")));
@@ -119,6 +120,9 @@ class OrderAuditTest {
       // Shipped, its commit owed since a moment (less than a recovery period past due): not a finding.
       setReservation(own, commitOwed, "SET #s = :v", Map.of(":v", AttributeValue.fromS("CONFIRMED")));
       owe(own, commitOwed, "COMMIT", Instant.now().minusSeconds(1));
+      // A direct copy that is no order any more (its currency gone): its copies disagree, and it is unreadable.
+      own.dynamo.updateItem(b -> b.tableName(own.table).key(OrderItems.directKey(garbled.getOrderId()))
+          .updateExpression("REMOVE total_currency")).join();
 
       AuditChecks.Run broken = AuditChecks.run((c, a, out) -> OrderAudit.run(c, a, out, Duration.ofMinutes(5)),
           config(own), ARGS);
@@ -132,12 +136,14 @@ class OrderAuditTest {
           .contains("STOCK_STEP_OVERDUE order_id=" + commitOverdue.getOrderId() + " status=SHIPPED step=COMMIT")
           .doesNotContain(placed.getOrderId(), shipped.getOrderId(), cancelled.getOrderId(),
               releaseOwed.getOrderId(), commitOwed.getOrderId())
-          .contains("orders=10 problems=5");
+          .contains("UNREADABLE_ORDER order_id=" + garbled.getOrderId())
+          .contains("COPIES_DISAGREE order_id=" + garbled.getOrderId() + " attributes=total_currency")
+          .contains("orders=11 problems=7");
 
       // The same owed commit, now more than a recovery period past due: a finding.
       AuditChecks.Run later = AuditChecks.run((c, a, out) -> OrderAudit.run(c, a, out, Duration.ZERO), config(own), ARGS);
       assertThat(later.output()).contains("STOCK_STEP_OVERDUE order_id=" + commitOwed.getOrderId())
-          .doesNotContain(releaseOwed.getOrderId()).contains("problems=6");
+          .doesNotContain(releaseOwed.getOrderId()).contains("problems=8");
     }
   }
 

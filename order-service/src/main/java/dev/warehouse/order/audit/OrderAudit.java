@@ -28,6 +28,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLong;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
@@ -52,6 +53,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  *   <li>no order owes a stock step past its due time plus one recovery period (by then the recovery
  *       should have finished it): else {@code STOCK_STEP_OVERDUE}. A PENDING order is checked only for this.
  * </ul>
+ * A direct copy that cannot be read as an order is {@code UNREADABLE_ORDER}.
  * An order and its reservation move in turn (the order records the step it owes before the inventory
  * acts), so a suspect pair is read again, strongly: the order, its reservation, the order again; an
  * order that changed meanwhile is being worked on and is not a finding.
@@ -163,8 +165,17 @@ public final class OrderAudit {
     }
   }
 
+  /** The findings of one order and its reservation; an order item that cannot be read is one itself. */
   private List<Finding> stockFindings(Map<String, AttributeValue> directCopy, Map<String, AttributeValue> reservation) {
-    Order order = OrderItems.order(directCopy);
+    try {
+      return stockFindings(OrderItems.order(directCopy), reservation);
+    } catch (RuntimeException unreadable) {
+      return List.of(new Finding("UNREADABLE_ORDER", "order_id=" + directCopy.get("order_id").s(),
+          "detail=" + unreadable.getClass().getSimpleName()));
+    }
+  }
+
+  private List<Finding> stockFindings(Order order, Map<String, AttributeValue> reservation) {
     Instant now = clock.instant();
     String subject = "order_id=" + order.orderId();
     List<Finding> found = new ArrayList<>();
@@ -183,7 +194,7 @@ public final class OrderAudit {
         found.add(new Finding("MISSING_RESERVATION", subject, "status=" + order.status()));
       } else if (!expected.contains(state)) {
         found.add(new Finding("RESERVATION_STATE_MISMATCH", subject, "status=" + order.status() + " reservation=" + state
-            + " expected=" + String.join("|", new java.util.TreeSet<>(expected))));
+            + " expected=" + String.join("|", new TreeSet<>(expected))));
       } else if (!orderQuantities(order).equals(reservedQuantities(reservation))) {
         found.add(new Finding("RESERVATION_LINES_DISAGREE", subject, "status=" + order.status() + " ordered="
             + orderQuantities(order) + " reserved=" + reservedQuantities(reservation)));
