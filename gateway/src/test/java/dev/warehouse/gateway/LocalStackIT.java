@@ -393,13 +393,17 @@ class LocalStackIT {
         "dynamodb_consumed_capacity_units_total{application=\"inventory-service\"",
         "dynamodb_hottest_partition_share{application=\"inventory-service\",pattern=\"A2\"}",
         "dynamodb_hottest_partition_capacity_units_per_second{application=\"inventory-service\",pattern=\"A2\"}",
+        "reservation_holds_expired_total{application=\"inventory-service\"",
+        "reservation_expired_hold_age_seconds{application=\"inventory-service\"",
         "jvm_gc_");
     assertThat(MetricsScrape.scrape(orders2.metricsPort)).contains(
         "grpc_server_processing_duration_seconds_bucket{application=\"order-service\"",
         "dynamodb_client_request_duration_seconds_bucket{application=\"order-service\"",
         "dynamodb_transactions_total{application=\"order-service\"",
         "dynamodb_hottest_partition_share{application=\"order-service\",pattern=\"A6\"}",
-        "resilience4j_retry_calls_total{application=\"order-service\"");
+        "resilience4j_retry_calls_total{application=\"order-service\"",
+        "order_stock_step_oldest_overdue_seconds{application=\"order-service\"",
+        "resilience4j_circuitbreaker_state{application=\"order-service\",name=\"inventory-service\"");
   }
 
   /**
@@ -409,6 +413,16 @@ class LocalStackIT {
   @Test
   @org.junit.jupiter.api.Order(9)
   void everyDashboardQuery_returnsData_fromARealPrometheus() throws Exception {
+    // Orders buying stock, so the reservation panels see the inventory (restarted above) serve them.
+    String product = "P-" + UUID.randomUUID().toString().substring(0, 8);
+    inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
+        .setProductId(product).setWarehouseId("W9").setQuantity(100)).build());
+    for (int i = 0; i < 5; i++) {
+      assertThat(orderStub().placeOrder(PlaceOrderRequest.newBuilder().setCustomerId("C-" + product)
+          .addLines(dev.warehouse.order.v1.OrderLine.newBuilder().setProductId(product).setWarehouseId("W9").setQuantity(1)
+              .setUnitPrice(com.google.type.Money.newBuilder().setCurrencyCode("EUR").setUnits(3)))
+          .setRequestId("r" + i + "-" + product).build()).getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_PLACED);
+    }
     // A little more mixed traffic, so the last scrapes see every kind of call.
     for (int i = 0; i < 20; i++) {
       inventoryStub().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder().setWarehouseId("W1").build());

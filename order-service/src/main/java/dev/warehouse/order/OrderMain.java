@@ -57,7 +57,7 @@ public final class OrderMain {
     ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
     OrderSettings settings = OrderSettings.fromEnvironment(System.getenv(), config.tls());
     java.util.logging.Logger.getLogger(OrderMain.class.getName()).info("event=order_settings " + settings.describe());
-    ServiceMain.run(args, config, services(settings), OrderAudit::run);
+    ServiceMain.run(args, config, services(settings), (c, a, out) -> OrderAudit.run(c, a, out, settings.recoveryPeriod()));
   }
 
   /** The environment variables the order-service reads. */

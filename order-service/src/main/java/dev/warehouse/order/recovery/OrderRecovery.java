@@ -28,7 +28,7 @@ import java.util.logging.Logger;
  *
  * <p>Metrics: {@code order_recoveries_total{step, outcome}} (outcome {@code finished} or {@code failed}) and
  * {@code order_stock_step_oldest_overdue_seconds}, how far past due the most overdue order was at the
- * last round's start (0 when none): what the StuckOrders alert watches.
+ * last round's start (0 when none): what the OrdersStuckOnStockStep alert watches.
  */
 public final class OrderRecovery implements AutoCloseable {
 

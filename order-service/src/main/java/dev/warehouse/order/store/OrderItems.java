@@ -153,6 +153,11 @@ public final class OrderItems {
         AVAILABLE, AttributeValue.fromN(Long.toString(shortage.available()))));
   }
 
+  /** The order an item of either copy holds (the consistency audit reads the direct copy's lines and step). */
+  public static Order order(Map<String, AttributeValue> item) {
+    return toOrder(item);
+  }
+
   /** Either copy: the customer copy has no lines, shortages or step (A5 lists summaries). */
   static Order toOrder(Map<String, AttributeValue> attrs) {
     String currency = attrs.get(TOTAL_CURRENCY).s();
