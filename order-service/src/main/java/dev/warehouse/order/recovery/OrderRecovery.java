@@ -78,7 +78,6 @@ public final class OrderRecovery implements AutoCloseable {
     }
     Instant started = clock.instant();
     AtomicLong finished = new AtomicLong();
-    oldestOverdueSeconds.set(0);
     return page("", started, finished, true)
         .handle((ok, failure) -> {
           running.set(false);
@@ -92,8 +91,11 @@ public final class OrderRecovery implements AutoCloseable {
   private CompletableFuture<Void> page(String token, Instant started, AtomicLong finished, boolean first) {
     return service.listStalledOrders(PAGE_SIZE, token).thenCompose(page -> {
       List<Order> orders = page.items();
-      if (first && !orders.isEmpty() && orders.get(0).pending().isPresent()) {
-        oldestOverdueSeconds.set(Math.max(0, Duration.between(orders.get(0).pending().get().due(), started).getSeconds()));
+      if (first) {
+        // Set once the first page is in, never before (a scrape between would read 0 and reset the alert's
+        // timer), and left as it was when the listing fails (the stuck orders are still stuck).
+        oldestOverdueSeconds.set(orders.isEmpty() || orders.get(0).pending().isEmpty() ? 0
+            : Math.max(0, Duration.between(orders.get(0).pending().get().due(), started).getSeconds()));
       }
       CompletableFuture<?>[] each = orders.stream().map(order -> recoverOne(order, finished)).toArray(CompletableFuture[]::new);
       return CompletableFuture.allOf(each).thenCompose(done -> page.nextPageToken().isEmpty()
