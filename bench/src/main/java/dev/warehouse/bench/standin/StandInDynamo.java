@@ -3,6 +3,9 @@ package dev.warehouse.bench.standin;
 import dev.warehouse.bench.data.DataSet;
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.domain.SerialItem;
+import dev.warehouse.inventory.reservation.Reservation;
+import dev.warehouse.inventory.reservation.ReservationItems;
+import dev.warehouse.inventory.reservation.ReservationLine;
 import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.order.domain.Money;
 import dev.warehouse.order.domain.Order;
@@ -35,13 +38,15 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
 /**
  * A DynamoDB endpoint with canned answers, built once, in the services' own item format: GetItem,
- * Query (table and index), TransactWriteItems and DescribeTable, answered in microseconds. With the
+ * Query (table and index), TransactWriteItems, the BatchGetItem and UpdateItem of holding an order's stock,
+ * and DescribeTable, answered in microseconds. With the
  * emulator's milliseconds of jitter out of the way, the layer scenario can resolve what the service
  * and the gateway add to a DynamoDB call. The answers depend only on the route a request takes (the
  * key prefix and the index), not on the key's value: this measures layers, not a store.
@@ -125,9 +130,41 @@ public final class StandInDynamo implements AutoCloseable {
       case "Query" -> body.contains("\"IndexName\"") ? productsInWarehouse
           : body.contains("\"S\":\"CUSTOMER#") ? ordersOfCustomer : warehousesOfProduct;
       case "TransactWriteItems" -> empty;
+      // An order's stock, held (BatchGetItem reads its records) and confirmed (an UpdateItem of its reservation).
+      case "BatchGetItem" -> stockOfKeys(body);
+      case "UpdateItem" -> body.contains("\"S\":\"RESERVATION#") ? confirmed(body) : empty;
       case "DescribeTable" -> tableActive;
       default -> null;
     };
+  }
+
+  /** A BatchGetItem's answer: a stock record (1,000 units, nothing reserved) for every key it asks for. */
+  private static byte[] stockOfKeys(String body) {
+    com.google.gson.JsonObject tables = com.google.gson.JsonParser.parseString(body).getAsJsonObject()
+        .getAsJsonObject("RequestItems");
+    StringBuilder responses = new StringBuilder();
+    for (String tableName : tables.keySet()) {
+      List<String> items = new ArrayList<>();
+      for (com.google.gson.JsonElement key : tables.getAsJsonObject(tableName).getAsJsonArray("Keys")) {
+        String pk = key.getAsJsonObject().getAsJsonObject("PK").get("S").getAsString();
+        String sk = key.getAsJsonObject().getAsJsonObject("SK").get("S").getAsString();
+        items.add(DynamoJson.item(InventoryItems.toItem(new ProductInventory(pk.substring(pk.indexOf('#') + 1),
+            sk.substring(sk.indexOf('#') + 1), 1_000, 0, LOADED))));
+      }
+      responses.append(responses.length() == 0 ? "" : ",").append(DynamoJson.string(tableName)).append(":[")
+          .append(String.join(",", items)).append("]");
+    }
+    return bytes("{\"Responses\":{" + responses + "},\"UnprocessedKeys\":{}}");
+  }
+
+  /** An UpdateItem's answer for a reservation: the order's reservation, CONFIRMED (ReturnValues ALL_NEW). */
+  private static byte[] confirmed(String body) {
+    String pk = com.google.gson.JsonParser.parseString(body).getAsJsonObject().getAsJsonObject("Key")
+        .getAsJsonObject("PK").get("S").getAsString();
+    Reservation reservation = new Reservation(pk.substring(pk.indexOf('#') + 1), Reservation.State.CONFIRMED,
+        List.of(new ReservationLine(DataSet.product(0), DataSet.warehouseOf(0, 0), 1)), LOADED, Optional.empty(), LOADED,
+        LOADED);
+    return bytes("{\"Attributes\":" + DynamoJson.item(ReservationItems.toItem(reservation)) + "}");
   }
 
   /** The prefix of the key's partition value in a GetItem body: {@code "PK":{"S":"SERIAL#..."}} gives SERIAL. */

@@ -48,6 +48,11 @@ public final class ReservationItems {
     return item;
   }
 
+  /** A reservation as stored, without index keys or TTL: for tools that answer as the table would (the bench's stand-in). */
+  public static Map<String, AttributeValue> toItem(Reservation r) {
+    return common(r);
+  }
+
   /** A tombstone: RELEASED before it was reserved, no lines, with its TTL. */
   static Map<String, AttributeValue> tombstone(Reservation r) {
     Map<String, AttributeValue> item = common(r);
