@@ -2,6 +2,7 @@ package dev.warehouse.bench;
 
 import dev.warehouse.bench.data.DataSet;
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.scenario.BuyingStock;
 import dev.warehouse.bench.scenario.CapacityCost;
 import dev.warehouse.bench.scenario.CostFlatness;
 import dev.warehouse.bench.scenario.LayerOverhead;
@@ -31,7 +32,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * Runs every scenario against the system it starts itself, and writes the report:
- * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8] [--out docs/benchmarks.md]} (see
+ * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9] [--out docs/benchmarks.md]} (see
  * {@code bench.sh}); {@code --only 1s} runs only the stand-in half of scenario 1. Scenario 8 also writes its
  * table into {@code operations.md} beside the report, between its markers.
  * {@code java -jar bench.jar standin PORT} serves the stand-in backend of the proxy comparison.
@@ -51,7 +52,7 @@ public final class BenchMain {
     }
     boolean quick = List.of(args).contains("--quick");
     int onlyAt = List.of(args).indexOf("--only");
-    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6", "7", "8");
+    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6", "7", "8", "9");
     int out = List.of(args).indexOf("--out");
     Path root = Path.of(System.getProperty("project.root", ".")).toAbsolutePath().normalize();
     Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
@@ -127,6 +128,11 @@ public final class BenchMain {
         CapacityCost.run(stack, data, settings, report, operations);
         log("wrote the capacity table into " + operations);
       }
+    }
+
+    if (only.contains("9")) {
+      log("scenario 9 (buying stock)");
+      BuyingStock.run(root, settings, report);
     }
 
     Duration took = Duration.between(started, Instant.now());
