@@ -299,6 +299,25 @@ class OrderStockTest {
   }
 
   @Test
+  void aCancelRacingTheRecovery_givesTheStockBackOnce() throws Exception {
+    String product = id("P");
+    orders.stock(product, "W1", 10);
+    Order placed = orders.stub().placeOrder(buy(product, "W1", 4));
+    // The cancel's own release waits at the inventory past the step's due time, so the recovery sends its
+    // release too: both reach the inventory, and the units come back once.
+    orders.inventoryProxy.delay("TransactWriteItems", GRACE.plus(Duration.ofSeconds(1)), 1);
+    Order cancelled = orders.stub().withDeadlineAfter(20, TimeUnit.SECONDS).updateOrderStatus(UpdateOrderStatusRequest
+        .newBuilder().setOrderId(placed.getOrderId()).setStatus(OrderStatus.ORDER_STATUS_CANCELLED).build());
+    assertThat(cancelled.getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_CANCELLED);
+    Eventually.await(() -> orders.stub().listStalledOrders(dev.warehouse.order.v1.ListStalledOrdersRequest.getDefaultInstance())
+        .getOrdersList().stream().noneMatch(o -> o.getOrderId().equals(placed.getOrderId())), done -> done);
+    ProductInventory stock = orders.stockOf(product, "W1");
+    assertThat(stock.getReserved()).isZero();
+    assertThat(stock.getAvailable()).as("given back once, not twice").isEqualTo(10);
+    assertThat(stock.getQuantity()).isEqualTo(10);
+  }
+
+  @Test
   void aPlacingCutOffAfterItsStockWasHeld_isPlacedByTheRecovery() {
     String product = id("P");
     orders.stock(product, "W1", 10);
