@@ -186,7 +186,11 @@ public final class InventoryReservations implements StockReservations {
   private <Q, R> void attempt(Context context, MethodDescriptor<Q, R> method, Q request, Deadline budget, int attempts,
       int number, long started, CompletableFuture<R> result, String orderId) {
     // In the caller's context: the call inherits its deadline and cancellation (and ours, when it had none).
-    context.run(() -> ClientCalls.asyncUnaryCall(channel.newCall(method, CallOptions.DEFAULT.withDeadline(budget)),
+    // Wait for ready: an inventory instance restarting (its connection closed, the channel reconnecting)
+    // delays a call within its deadline instead of failing it; one that stays down ends at the deadline,
+    // which the breaker counts.
+    context.run(() -> ClientCalls.asyncUnaryCall(channel.newCall(method,
+            CallOptions.DEFAULT.withDeadline(budget).withWaitForReady()),
         request, new StreamObserver<R>() {
           private R value;
 
@@ -198,6 +202,10 @@ public final class InventoryReservations implements StockReservations {
           @Override
           public void onError(Throwable failure) {
             Status.Code code = Status.fromThrowable(failure).getCode();
+            if (code == Status.Code.UNAVAILABLE) {
+              // A lost connection: reconnect now, not after the channel's growing backoff (as the gateway does).
+              channel.resetConnectBackoff();
+            }
             long backoff = backoffNanos(number);
             // UNAVAILABLE: no instance answered. ABORTED: the inventory's own rounds of a contended stock record
             // ran out; the call is idempotent, so another try is safe.
