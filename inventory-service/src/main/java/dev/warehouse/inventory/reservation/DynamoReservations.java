@@ -214,17 +214,7 @@ public final class DynamoReservations {
               break;
           }
           Reservation next = ended(current, State.COMMITTED, Optional.empty(), now);
-          return store.batchGet(route, stockKeys(current), true)
-              .thenCompose(records -> {
-                List<TransactWriteItem> items = new ArrayList<>();
-                items.add(stateChange(current, next));
-                for (ReservationLine line : current.lines()) {
-                  StockChanges.Read read = stockOf(line, records);
-                  requireReserved(read, line);
-                  items.addAll(changes.change(read, -line.quantity(), -line.quantity(), now));
-                }
-                return store.transact("CommitReservation", route, items, failed -> false);
-              })
+          return endHold(route, "CommitReservation", current, next, true, now)
               .thenApply(ok -> next)
               .exceptionallyCompose(failure -> {
                 requireAnotherRound(Failures.cause(failure), round);
@@ -267,23 +257,33 @@ public final class DynamoReservations {
                 Map.of("order_id", orderId));
           }
           Reservation next = ended(current, State.RELEASED, Optional.of(cause), now);
-          return store.batchGet(route, stockKeys(current), true)
-              .thenCompose(records -> {
-                List<TransactWriteItem> items = new ArrayList<>();
-                items.add(stateChange(current, next));
-                for (ReservationLine line : current.lines()) {
-                  StockChanges.Read read = stockOf(line, records);
-                  requireReserved(read, line);
-                  items.addAll(changes.change(read, 0, -line.quantity(), now));
-                }
-                return store.transact(expiry ? "ExpireHold" : "ReleaseReservation", route, items, failed -> false);
-              })
+          return endHold(route, expiry ? "ExpireHold" : "ReleaseReservation", current, next, false, now)
               .thenApply(ok -> Optional.of(next))
               .exceptionallyCompose(failure -> {
                 // Its state or stock changed meanwhile (a confirm, another release): see it again.
                 requireAnotherRound(Failures.cause(failure), round);
                 return releaseRound(orderId, cause, now, round + 1);
               });
+        });
+  }
+
+  /**
+   * The one transaction that ends what {@code current} holds: its state moved to {@code next}'s, and each
+   * line's units taken off reserved; with {@code shipped}, off the quantity on hand too (a commit), else
+   * available again (a release). Reads the lines' stock first, strongly, for their conditions.
+   */
+  private CompletableFuture<Void> endHold(Route route, String operation, Reservation current, Reservation next,
+      boolean shipped, Instant now) {
+    return store.batchGet(route, stockKeys(current), true)
+        .thenCompose(records -> {
+          List<TransactWriteItem> items = new ArrayList<>();
+          items.add(stateChange(current, next));
+          for (ReservationLine line : current.lines()) {
+            StockChanges.Read read = stockOf(line, records);
+            requireReserved(read, line);
+            items.addAll(changes.change(read, shipped ? -line.quantity() : 0, -line.quantity(), now));
+          }
+          return store.transact(operation, route, items, failed -> false);
         });
   }
 

@@ -235,17 +235,21 @@ public final class OrderService {
     if (order.pending().isEmpty() || order.pending().get().step() == StockStep.PLACE) {
       return CompletableFuture.completedFuture(order);
     }
-    StockStep step = order.pending().get().step();
-    CompletableFuture<StockReservations.State> call =
-        step == StockStep.RELEASE ? stock.release(order.orderId()) : stock.commit(order.orderId());
-    return call.thenCompose(state -> repository.stepDone(order)).handle((done, failure) -> {
+    return releaseOrCommit(order).handle((done, failure) -> {
       if (failure != null) {
-        log.warning("event=stock_step_deferred order_id=" + order.orderId() + " step=" + step
+        log.warning("event=stock_step_deferred order_id=" + order.orderId() + " step=" + order.pending().get().step()
             + " detail=\"" + Failures.cause(failure).getMessage() + "\" recovery_after=" + order.pending().get().due());
         return order;
       }
-      return order.stepDone();
+      return done;
     });
+  }
+
+  /** Makes {@code order}'s owed RELEASE or COMMIT step at the inventory, then marks it done; completes with the order owing nothing. */
+  private CompletableFuture<Order> releaseOrCommit(Order order) {
+    CompletableFuture<StockReservations.State> call = order.pending().get().step() == StockStep.RELEASE
+        ? stock.release(order.orderId()) : stock.commit(order.orderId());
+    return call.thenCompose(state -> repository.stepDone(order)).thenApply(done -> order.stepDone());
   }
 
   /**
@@ -262,10 +266,7 @@ public final class OrderService {
       }
       Order order = found.get();
       if (order.pending().get().step() != StockStep.PLACE) {
-        StockStep step = order.pending().get().step();
-        CompletableFuture<StockReservations.State> call =
-            step == StockStep.RELEASE ? stock.release(orderId) : stock.commit(orderId);
-        return call.thenCompose(state -> repository.stepDone(order)).thenApply(done -> order.stepDone());
+        return releaseOrCommit(order);
       }
       if (order.status() != OrderStatus.PENDING) {
         return repository.stepDone(order).thenApply(done -> order.stepDone()); // cannot happen; heals it
