@@ -22,7 +22,8 @@ import org.HdrHistogram.Histogram;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
- * Scenario 1: each access pattern and PlaceOrder at a moderate fixed rate, straight to DynamoDB,
+ * Scenario 1: each access pattern and PlaceOrder at a moderate fixed rate, straight to DynamoDB
+ * (for PlaceOrder, its six calls in sequence),
  * to the service, and through the gateway, side by side in one run: the latency each hop adds. Run
  * twice: on the emulator, where its own cost and jitter swamp the layers (and show how much of each
  * request it takes), and on a stand-in DynamoDB endpoint with canned answers, which resolves the
@@ -52,7 +53,11 @@ public final class LayerOverhead {
             + "layers' p99 was mostly that). The order within each round is shuffled, so that no layer always "
             + "follows the same neighbour. Twice: on the emulator, then on a stand-in DynamoDB endpoint. "
             + "Latencies in ms, p50 / p99: the p50 is the median of the rounds', the p99 is taken over the rounds' "
-            + "calls together, and the last row over every operation's.")
+            + "calls together, and the last row over every operation's. PlaceOrder makes six DynamoDB calls (the "
+            + "order PENDING, the hold's two reads, the hold, the confirm, the order PLACED) and two calls from the "
+            + "order-service to the inventory-service: its DynamoDB layer makes the six in sequence, and every layer "
+            + "is offered PlaceOrder at a sixth of the reads' rate, so that each operation's turn asks the store for "
+            + "the same calls per second.")
         .paragraph("**On the emulator** (moto through our launcher, " + (int) settings.layerRate()
             + " requests/s to each layer, " + settings.layerMeasure().toSeconds() + " s measured after "
             + settings.warmup().toMillis() + " ms of warm-up, one round):")
@@ -114,11 +119,14 @@ public final class LayerOverhead {
                 table.gateway.worstP50 <= 0.3 ? "yes" : "no"),
             List.of("gateway adds ≤ 1 ms at p99 (all operations' " + perLayer + " calls)", ms(table.gateway.allP99),
                 table.gateway.allP99 <= 1 ? "yes" : "no"),
-            List.of("service adds ≤ 0.5 ms at p50 over DynamoDB (worst operation)", ms(table.worstServiceP50),
+            List.of("service adds ≤ 0.5 ms at p50 over DynamoDB (worst read)", ms(table.worstServiceP50),
                 table.worstServiceP50 <= 0.5 ? "yes" : "no"),
             List.of("for reference, nginx adds (p50 / p99, as the gateway's are judged)",
                 ms(table.nginx.worstP50) + " / " + ms(table.nginx.allP99),
                 (table.nginx.worstP50 <= 0.3 ? "yes" : "no") + " / " + (table.nginx.allP99 <= 1 ? "yes" : "no"))))
+        .paragraph("PlaceOrder's services add " + ms(table.placeOrderServiceP50) + " ms at p50 to its six DynamoDB "
+            + "calls made straight: the order-service's two calls to the inventory-service and both services' work. "
+            + "The service target is one call over one lookup, so it is judged on the reads.")
         .paragraph("The p99 target is judged on all operations' calls together: the gateway forwards bytes, the same "
             + "work whatever the operation, so what it adds is one quantity, and each operation's row estimates it "
             + "from " + perOp + " calls per layer, whose p99 rests on their slowest " + perOp / 100 + ". Per "
@@ -209,7 +217,10 @@ public final class LayerOverhead {
     final List<String> headers = new ArrayList<>();
     final List<List<String>> rows = new ArrayList<>();
     final List<Map<String, Object>> json = new ArrayList<>();
+    /** The most the service adds to its one DynamoDB call at p50, over the reads. */
     double worstServiceP50;
+    /** What PlaceOrder's two services add at p50 to its six DynamoDB calls made straight, in sequence. */
+    double placeOrderServiceP50;
     /** What each proxy adds over the service; nginx's stays empty where it was not measured. */
     final Hop gateway = new Hop();
     final Hop nginx = new Hop();
@@ -244,7 +255,11 @@ public final class LayerOverhead {
       byLayer.forEach((layer, rounds) -> p50.put(layer, Medians.of(rounds, Summary::p50)));
       Map<String, Double> p99 = SideBySide.percentile(runs.byOp.get(op), 99);
       long errors = byLayer.values().stream().flatMap(List::stream).mapToLong(Summary::errorCount).sum();
-      t.worstServiceP50 = Math.max(t.worstServiceP50, p50.get("service") - p50.get("dynamodb"));
+      if (op.dynamoCalls() == 1) {
+        t.worstServiceP50 = Math.max(t.worstServiceP50, p50.get("service") - p50.get("dynamodb"));
+      } else {
+        t.placeOrderServiceP50 = p50.get("service") - p50.get("dynamodb");
+      }
       hops.forEach((proxy, hop) -> {
         hop.worstP50 = Math.max(hop.worstP50, p50.get(proxy) - p50.get("service"));
         hop.opP99.add(p99.get(proxy) - p99.get("service"));

@@ -240,7 +240,8 @@ public final class SecurityCost {
             + "every call's signature is checked, as for callers that each send a token only once; **" + CLIENT_CERT + "**, the client's hop over mutual TLS "
             + "and its certificate's identity the credential. Two pairs of services answer them (plaintext, and "
             + "mTLS), on the stand-in DynamoDB of section 1, so the difference is the security work. The five "
-            + "take turns in one open-loop schedule, " + (int) settings.securityRate() + " requests/s each, same keys, "
+            + "take turns in one open-loop schedule, " + (int) settings.securityRate() + " requests/s each (PlaceOrder, six "
+            + "DynamoDB calls, at a sixth of that), same keys, "
             + settings.standInMeasure().toMillis() + " ms per operation and round after " + warmup.toMillis()
             + " ms of warm-up, " + settings.standInRounds() + " rounds (p50: median of the rounds'; p99: over the "
             + "rounds' calls together, " + perLayer + " per layer over all operations), after an uncounted warm-up "

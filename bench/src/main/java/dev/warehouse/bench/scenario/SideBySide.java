@@ -61,7 +61,9 @@ final class SideBySide {
 
   /**
    * {@code rounds} rounds of every operation, the targets side by side in one schedule at
-   * {@code ratePerTarget} each.
+   * {@code ratePerTarget} each, divided by the operation's DynamoDB calls ({@link Op#dynamoCalls()}): at the
+   * reads' rate, PlaceOrder's six calls asked 2.5 times what the machine serves, and its turn measured
+   * the queue that built (about 1.2 s at p50; docs/performance-log.md).
    */
   static Rounds measure(Map<String, Target> targets, List<Op> ops, double ratePerTarget, int rounds, Duration warmup,
       Duration measure) throws Exception {
@@ -79,7 +81,8 @@ final class SideBySide {
             .countedBy(runs.started.computeIfAbsent(name, x -> new LongAdder()))).toList();
         List<String> labels = names.stream().map(name -> op + " via " + name).toList();
         List<Histogram> latencies = names.stream().map(name -> LatencyStats.histogram()).toList();
-        List<Summary> summaries = OpenLoop.interleaved(labels, calls, ratePerTarget * names.size(), warmup, measure,
+        List<Summary> summaries = OpenLoop.interleaved(labels, calls, ratePerTarget / op.dynamoCalls() * names.size(),
+            warmup, measure,
             latencies);
         for (int t = 0; t < names.size(); t++) {
           String name = names.get(t);

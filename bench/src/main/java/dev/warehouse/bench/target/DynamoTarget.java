@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.LongToIntFunction;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
+import software.amazon.awssdk.services.dynamodb.model.KeysAndAttributes;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
@@ -66,7 +67,7 @@ public final class DynamoTarget implements Target {
       case A5 -> i -> query(null, SingleTable.PK, SingleTable.SK, OrderKeys.customerPk(customer(key.applyAsInt(i) % data.customers)),
           OrderKeys.corridorPrefix(""), false);
       case A6 -> i -> get(OrderItems.directKey(order(key.applyAsInt(i) % data.customers, 0)));
-      case PLACE_ORDER -> i -> placeOrder(customer(key.applyAsInt(i) % data.customers));
+      case PLACE_ORDER -> i -> placeOrder(key.applyAsInt(i));
       case UPDATE_STATUS, A7, PUT_SERIAL, PUT_STOCK, ADJUST_STOCK ->
           throw new UnsupportedOperationException(op + " is measured through the services");
     };
@@ -112,15 +113,52 @@ public final class DynamoTarget implements Target {
         .build());
   }
 
-  private CompletableFuture<?> placeOrder(String customerId) {
+  /**
+   * PlaceOrder's DynamoDB work straight from the client, call for call as the two services make it, in
+   * sequence: the order written PENDING (both copies and the request record), the hold's look for its
+   * reservation and read of the stock, the hold (its reservation and the stock's reserved units), the
+   * confirm, and the order written PLACED. Six calls: the floor under PlaceOrder, as one lookup is under a read.
+   */
+  private CompletableFuture<?> placeOrder(int k) {
     Instant now = Instant.now();
+    String customerId = customer(k % data.customers);
+    int p = k % data.products;
     Order order = new Order("B-" + UUID.randomUUID(), customerId, LocalDate.parse("2026-12-02"), OrderStatus.PLACED,
         new Money("EUR", 25, 0), 1, now, now, java.util.List.of(), 0, java.util.Optional.empty(), java.util.Optional.empty());
     Map<String, AttributeValue> request = new HashMap<>(OrderKeys.orderRequest(customerId, UUID.randomUUID().toString()).attributes());
     request.put("order_id", AttributeValue.fromS(order.orderId()));
+    Map<String, AttributeValue> reservation = InventoryKeys.reservation(order.orderId()).attributes();
+    Map<String, AttributeValue> stock = InventoryKeys.stock(product(p), warehouseOf(p, 0)).attributes();
     return dynamo.transactWriteItems(b -> b
-        .transactItems(putIfAbsent(OrderItems.corridorItem(order)), putIfAbsent(OrderItems.directItem(order)), putIfAbsent(request))
-        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL));
+            .transactItems(putIfAbsent(OrderItems.corridorItem(order)), putIfAbsent(OrderItems.directItem(order)), putIfAbsent(request))
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL))
+        .thenCompose(pending -> dynamo.getItem(b -> b.tableName(table).key(reservation).consistentRead(true)
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)))
+        .thenCompose(none -> dynamo.batchGetItem(b -> b.requestItems(Map.of(table,
+            KeysAndAttributes.builder().keys(stock).consistentRead(true).build()))
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)))
+        .thenCompose(read -> {
+          Map<String, AttributeValue> held = new HashMap<>(reservation);
+          held.put("status", AttributeValue.fromS("HELD"));
+          return dynamo.transactWriteItems(b -> b.transactItems(putIfAbsent(held),
+                  update(stock, "ADD reserved :one", Map.of(":one", AttributeValue.fromN("1"))))
+              .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL));
+        })
+        .thenCompose(hold -> dynamo.updateItem(b -> b.tableName(table).key(reservation)
+            .updateExpression("SET #s = :confirmed").expressionAttributeNames(Map.of("#s", "status"))
+            .expressionAttributeValues(Map.of(":confirmed", AttributeValue.fromS("CONFIRMED")))
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)))
+        .thenCompose(confirmed -> dynamo.transactWriteItems(b -> b.transactItems(
+                update(OrderItems.corridorKey(customerId, order.orderDate(), order.orderId()), "SET #s = :placed",
+                    Map.of(":placed", AttributeValue.fromS("PLACED"))),
+                update(OrderItems.directKey(order.orderId()), "SET #s = :placed", Map.of(":placed", AttributeValue.fromS("PLACED"))))
+            .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)));
+  }
+
+  private TransactWriteItem update(Map<String, AttributeValue> key, String expression, Map<String, AttributeValue> values) {
+    Map<String, String> names = expression.contains("#s") ? Map.of("#s", "status") : null;
+    return TransactWriteItem.builder().update(u -> u.tableName(table).key(key).updateExpression(expression)
+        .expressionAttributeNames(names).expressionAttributeValues(values)).build();
   }
 
   private TransactWriteItem putIfAbsent(Map<String, AttributeValue> item) {
