@@ -103,6 +103,11 @@ final class StackProcess implements AutoCloseable {
     }
   }
 
+  /** Whether the process was started and still runs. */
+  boolean isAlive() {
+    return process != null && process.isAlive();
+  }
+
   static int freePort() {
     try (ServerSocket socket = new ServerSocket(0)) {
       return socket.getLocalPort();

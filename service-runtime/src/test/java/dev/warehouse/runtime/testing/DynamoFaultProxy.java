@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -25,6 +26,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * operations: {@code TransactionConflict} and throttling cancellations, throttling, HTTP 500s,
  * dropped connections, delays before forwarding, late answers (forwarded at once, so the write
  * is applied, but answered only after a delay), and batch reads that process none of their keys. moto never produces these by itself.
+ *
+ * <p>It also runs hooks ({@link #whenSeen}): an action, such as a SIGKILL of a service process, run at an
+ * exact point of one chosen request (before moto sees it, or after moto applied it), whose answer is then
+ * lost. So a crash lands between two named writes instead of at a random moment.
  */
 public final class DynamoFaultProxy implements AutoCloseable {
 
@@ -33,6 +38,14 @@ public final class DynamoFaultProxy implements AutoCloseable {
     TRANSACTION_CONFLICT, TRANSACTION_THROTTLED, THROTTLING, HTTP_500, DROP_CONNECTION, DELAY, LATE_ANSWER,
     /** A BatchGetItem answered with every key it asked for unprocessed, as DynamoDB does when throttled. */
     UNPROCESSED_KEYS
+  }
+
+  /** Where a {@link #whenSeen} hook acts on the request it matched; either way the caller gets no answer. */
+  public enum Phase {
+    /** The action runs, then the connection is closed unanswered: moto never sees the request, nothing is applied. */
+    BEFORE_FORWARD,
+    /** The request is forwarded and applied by moto, then the action runs, then the connection is closed unanswered. */
+    AFTER_APPLIED
   }
 
   private static final Set<String> UNFORWARDED_HEADERS =
@@ -51,6 +64,14 @@ public final class DynamoFaultProxy implements AutoCloseable {
     }
   }
 
+  /** An action for the next {@code remaining} calls of an operation whose body holds {@code bodyContains}. */
+  private record Hook(String operation, String bodyContains, Phase phase, Runnable action, AtomicInteger remaining) {
+
+    boolean matches(String operation, byte[] body) {
+      return this.operation.equals(operation) && new String(body, StandardCharsets.UTF_8).contains(bodyContains);
+    }
+  }
+
   private final URI target;
   private final HttpServer server;
   private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
@@ -62,6 +83,7 @@ public final class DynamoFaultProxy implements AutoCloseable {
   private final Map<String, Rule> rules = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
   private final AtomicInteger injected = new AtomicInteger();
+  private final List<Hook> hooks = new CopyOnWriteArrayList<>();
 
   private DynamoFaultProxy(URI target) throws IOException {
     this.target = target;
@@ -111,9 +133,23 @@ public final class DynamoFaultProxy implements AutoCloseable {
     rules.put(operation, new Rule(Fault.LATE_ANSWER, new AtomicInteger(times), delay));
   }
 
-  /** Stops injecting; counts are kept. */
+  /**
+   * Runs {@code action} on the next {@code times} calls of {@code operation} whose request body contains
+   * {@code bodyContains} (as DynamoDB's JSON has it: a key prefix, a status value), at {@code phase}, and
+   * then closes their connection without an answer. The action runs on the thread serving the call, so the
+   * call is held until it returns: an action that kills the calling process (and waits for it to die) lands
+   * exactly at that point, and the process never hears the answer. With {@link Phase#AFTER_APPLIED}, a call
+   * moto refuses (a failed condition, a conflict) applied nothing: it is answered as usual, and the hook
+   * waits for the next. Hooks come before faults; a call matching no hook is forwarded (or faulted) as usual.
+   */
+  public void whenSeen(String operation, String bodyContains, Phase phase, Runnable action, int times) {
+    hooks.add(new Hook(operation, bodyContains, phase, action, new AtomicInteger(times)));
+  }
+
+  /** Stops injecting and drops the hooks; counts are kept. */
   public void clear() {
     rules.clear();
+    hooks.clear();
   }
 
   /** Calls of {@code operation} seen so far, faulted or not. */
@@ -134,6 +170,22 @@ public final class DynamoFaultProxy implements AutoCloseable {
     String target = exchange.getRequestHeaders().getFirst("X-Amz-Target");
     String operation = target == null ? "" : target.substring(target.indexOf('.') + 1);
     seen.computeIfAbsent(operation, k -> new AtomicInteger()).incrementAndGet();
+    for (Hook hook : hooks) {
+      if (hook.matches(operation, body) && hook.remaining().getAndDecrement() > 0) {
+        if (hook.phase() == Phase.AFTER_APPLIED) {
+          HttpResponse<byte[]> applied = forwardOnly(exchange, body);
+          if (applied.statusCode() != 200) {
+            // Refused (a condition, a conflict): nothing was applied, so this is not the hook's point. Answer it.
+            hook.remaining().incrementAndGet();
+            answer(exchange, applied);
+            return;
+          }
+        }
+        hook.action().run();
+        // Throwing from the handler makes the server close the connection without an answer.
+        throw new IOException("hook on " + operation + " ran " + hook.phase() + ": answer dropped");
+      }
+    }
     Rule rule = rules.get(operation);
     if (rule != null && rule.matches(body) && rule.remaining().getAndDecrement() > 0) {
       injected.incrementAndGet();
@@ -179,6 +231,23 @@ public final class DynamoFaultProxy implements AutoCloseable {
   }
 
   private void forward(HttpExchange exchange, byte[] body, Duration answerAfter) throws IOException {
+    HttpResponse<byte[]> response = forwardOnly(exchange, body);
+    sleep(answerAfter);
+    answer(exchange, response);
+  }
+
+  /** Answers the caller with moto's {@code response}. */
+  private static void answer(HttpExchange exchange, HttpResponse<byte[]> response) throws IOException {
+    response.headers().map().forEach((name, values) -> {
+      if (!UNFORWARDED_HEADERS.contains(name.toLowerCase()) && !name.startsWith(":")) {
+        exchange.getResponseHeaders().put(name, List.copyOf(values));
+      }
+    });
+    send(exchange, response.statusCode(), response.body());
+  }
+
+  /** Sends the request on to moto and returns moto's answer, without answering the caller. */
+  private HttpResponse<byte[]> forwardOnly(HttpExchange exchange, byte[] body) throws IOException {
     HttpRequest.Builder request = HttpRequest.newBuilder(target.resolve(exchange.getRequestURI()))
         .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(body));
     exchange.getRequestHeaders().forEach((name, values) -> {
@@ -186,20 +255,12 @@ public final class DynamoFaultProxy implements AutoCloseable {
         values.forEach(v -> request.header(name, v));
       }
     });
-    HttpResponse<byte[]> response;
     try {
-      response = client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+      return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException(e);
     }
-    sleep(answerAfter);
-    response.headers().map().forEach((name, values) -> {
-      if (!UNFORWARDED_HEADERS.contains(name.toLowerCase()) && !name.startsWith(":")) {
-        exchange.getResponseHeaders().put(name, List.copyOf(values));
-      }
-    });
-    send(exchange, response.statusCode(), response.body());
   }
 
   /** One cancellation reason per transaction item (each carries a TableName): the first has {@code code}. */
