@@ -2,6 +2,7 @@ package dev.warehouse.gateway;
 
 import dev.warehouse.gateway.auth.AuthConfig;
 import dev.warehouse.runtime.discovery.BackendAddress;
+import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
@@ -33,6 +34,7 @@ import java.util.Map;
  * @param backendTls         {@code BACKEND_TLS_MODE}, {@code BACKEND_TRUSTED_PEERS}: how the calls to the services
  *                           are secured, and the identities their certificates must carry
  * @param auth               {@code AUTH_*}: how callers are authenticated and authorized ({@link AuthConfig})
+ * @param admission          {@code ADMISSION_*}: the concurrency limit of each backend, shared by its routes
  */
 public record GatewayConfig(
     int grpcPort,
@@ -49,7 +51,8 @@ public record GatewayConfig(
     String metricsBindAddress,
     TlsConfig tls,
     ChannelTlsConfig backendTls,
-    AuthConfig auth) {
+    AuthConfig auth,
+    AdmissionConfig admission) {
 
   public static final int DEFAULT_GRPC_PORT = 50051;
   public static final int DEFAULT_METRICS_PORT = 9091;
@@ -66,28 +69,36 @@ public record GatewayConfig(
       Duration shutdownGrace) {
     this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, DEFAULT_RESOLVE_PERIOD, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES,
-        ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT, ChannelTlsConfig.PLAINTEXT, AuthConfig.NONE);
+        ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT, ChannelTlsConfig.PLAINTEXT, AuthConfig.NONE,
+        AdmissionConfig.DEFAULT);
   }
 
   /** The same gateway with other TLS settings. */
   public GatewayConfig withTls(TlsConfig tls, ChannelTlsConfig backendTls) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth);
+        backendTls, auth, admission);
+  }
+
+  /** The same gateway with other admission settings (its per-backend concurrency limits). */
+  public GatewayConfig withAdmission(AdmissionConfig admission) {
+    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
+        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
+        backendTls, auth, admission);
   }
 
   /** The same gateway with other authentication settings. */
   public GatewayConfig withAuth(AuthConfig auth) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth);
+        backendTls, auth, admission);
   }
 
   /** The same gateway, looking its backends' names up every {@code resolvePeriod}. */
   public GatewayConfig withResolvePeriod(Duration resolvePeriod) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth);
+        backendTls, auth, admission);
   }
 
   public static GatewayConfig fromEnvironment(Map<String, String> env) {
@@ -122,7 +133,8 @@ public record GatewayConfig(
         reader.bindAddress("METRICS_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
         tls,
         ChannelTlsConfig.read(reader, "BACKEND_", tls),
-        AuthConfig.read(reader));
+        AuthConfig.read(reader),
+        AdmissionConfig.read(reader));
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
       reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()
@@ -146,6 +158,7 @@ public record GatewayConfig(
         + " metrics_bind_address=" + metricsBindAddress
         + " " + tls.describe()
         + " " + backendTls.describe("backend_")
-        + " " + auth.describe();
+        + " " + auth.describe()
+        + " " + admission.describe();
   }
 }

@@ -136,10 +136,10 @@ public final class GatewayProcess implements AutoCloseable {
         BackendAddress.parseAll(config.orderAddresses()), lookup, config.resolvePeriod(), resolver,
         Clock.systemUTC()).start();
     Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
-        inventoryInstances, circuits.circuitBreaker(INVENTORY_SERVICE), config.defaultDeadline(),
+        inventoryInstances, circuits.circuitBreaker(INVENTORY_SERVICE), config.admission(), config.defaultDeadline(),
         config.minForwardBudget(), registry, eventLoops, backendCredentials);
     Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
-        orderInstances, circuits.circuitBreaker(ORDER_SERVICE), config.defaultDeadline(),
+        orderInstances, circuits.circuitBreaker(ORDER_SERVICE), config.admission(), config.defaultDeadline(),
         config.minForwardBudget(), registry, eventLoops, backendCredentials);
 
     // Not forwarded: ListHotKeys asks every instance and adds their counts up.

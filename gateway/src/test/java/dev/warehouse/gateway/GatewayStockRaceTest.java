@@ -16,6 +16,7 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.server.ServiceProcess;
+import dev.warehouse.runtime.testing.Statuses;
 import dev.warehouse.runtime.testing.StrictMoto;
 import dev.warehouse.runtime.testing.TestServices;
 import io.grpc.ManagedChannel;
@@ -80,16 +81,24 @@ class GatewayStockRaceTest {
     StrictMoto.reset(table);
   }
 
-  /** One buyer: asked again with the same request_id while the answer leaves the outcome open. */
-  private static Object buy(PlaceOrderRequest request) {
+  /**
+   * One buyer: asked again with the same request_id while the answer leaves the outcome open, and after
+   * the delay a refusal names when a concurrency limit refused it (RESOURCE_EXHAUSTED, OVERLOADED).
+   */
+  private static Object buy(PlaceOrderRequest request) throws InterruptedException {
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     for (int attempt = 1; ; attempt++) {
       try {
         return OrderServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS).placeOrder(request);
       } catch (StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
+        if (code == Status.Code.RESOURCE_EXHAUSTED && System.nanoTime() < giveUp) {
+          Thread.sleep(Statuses.retryDelayMs(e));
+          continue;
+        }
         boolean open = code == Status.Code.ABORTED || code == Status.Code.UNAVAILABLE
             || code == Status.Code.DEADLINE_EXCEEDED;
-        if (!open || attempt == 5) {
+        if (!open || attempt >= 5) {
           return e;
         }
       }

@@ -19,6 +19,7 @@ import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.audit.AuditReport;
 import dev.warehouse.runtime.audit.PacedScan;
 import dev.warehouse.runtime.testing.MotoServer;
+import dev.warehouse.runtime.testing.Statuses;
 import dev.warehouse.runtime.testing.StrictMoto;
 import dev.warehouse.runtime.testing.TestServices;
 import com.google.type.Money;
@@ -128,12 +129,14 @@ class StockRaceIT {
         return orderStub().placeOrder(request);
       } catch (StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
+        // RESOURCE_EXHAUSTED: a concurrency limit refused the call at once; it asks to be retried after a delay.
         boolean open = code == Status.Code.UNAVAILABLE || code == Status.Code.ABORTED
-            || code == Status.Code.DEADLINE_EXCEEDED || code == Status.Code.CANCELLED || code == Status.Code.UNKNOWN;
+            || code == Status.Code.DEADLINE_EXCEEDED || code == Status.Code.CANCELLED || code == Status.Code.UNKNOWN
+            || code == Status.Code.RESOURCE_EXHAUSTED;
         if (!open || System.nanoTime() > giveUp) {
           return e;
         }
-        Thread.sleep(100);
+        Thread.sleep(code == Status.Code.RESOURCE_EXHAUSTED ? Statuses.retryDelayMs(e) : 100);
       }
     }
   }

@@ -5,6 +5,7 @@ import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
+import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.server.ServiceProcess;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.runtime.testing.MotoServer;
@@ -58,8 +59,18 @@ final class InventoryFixture implements AutoCloseable {
 
   private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards, InventoryMain.ReservationSettings reservations)
       throws Exception {
+    this(dynamoCallTimeout, shards, reservations, AdmissionConfig.DEFAULT);
+  }
+
+  /** With the concurrency limit {@code admission} ({@code ADMISSION_*}). */
+  InventoryFixture(AdmissionConfig admission) throws Exception {
+    this(CALL_TIMEOUT, LowStockShards.DECLARED, InventoryMain.ReservationSettings.DEFAULT, admission);
+  }
+
+  private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards, InventoryMain.ReservationSettings reservations,
+      AdmissionConfig admission) throws Exception {
     process = ServiceProcess.start(
-        TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout),
+        TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout).withAdmission(admission),
         context -> InventoryMain.services(context, shards, reservations), List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     stub = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.HOURS);

@@ -3,9 +3,13 @@ package dev.warehouse.gateway.backend;
 import com.google.protobuf.Any;
 import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
+import com.netflix.concurrency.limits.Limiter;
+import dev.warehouse.runtime.admission.AdmissionConfig;
+import dev.warehouse.runtime.admission.RouteLimiter;
 import dev.warehouse.runtime.discovery.BackendInstances;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.discovery.EventLoops;
+import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.CallOptions;
@@ -28,13 +32,18 @@ import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One backend service (say, the inventory-service) behind the gateway: channels balancing over its
- * current instances ({@link BackendInstances}), one per gateway I/O thread, and a circuit breaker that
- * fails calls fast while the whole service is down.
+ * current instances ({@link BackendInstances}), one per gateway I/O thread, a concurrency limit that
+ * refuses at once what the backend cannot serve at low latency ({@link RouteLimiter}: adaptive, shared by
+ * its methods so that one method's flood leaves the others their share), and a circuit breaker that
+ * fails calls fast while the whole service is down. The limit is for a busy backend, the breaker for a
+ * failing one: a backend's own refusal (RESOURCE_EXHAUSTED) is an answer, never a failure, to the breaker.
  *
  * <p>The breaker hears only of what is the backend's fault, so that no caller can open the circuit
  * for the others:
@@ -76,15 +85,18 @@ public final class Backend implements AutoCloseable {
   private final Duration defaultDeadline;
   private final long minForwardBudgetNanos;
   private final Set<String> retryable;
+  private final RouteLimiter limiter;
 
   /**
    * @param instances         the service's instances, which the channels follow as they change
    * @param circuitBreaker    must ignore {@link CallerCancellation}
+   * @param admission         the backend's concurrency limit, shared by its methods
    * @param minForwardBudget  the least time left before a caller's deadline with which a call is forwarded
    * @param credentials       how the channels to the instances are secured
    */
   public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, BackendInstances instances,
-      CircuitBreaker circuitBreaker, Duration defaultDeadline, Duration minForwardBudget, MeterRegistry meters,
+      CircuitBreaker circuitBreaker, AdmissionConfig admission, Duration defaultDeadline, Duration minForwardBudget,
+      MeterRegistry meters,
       EventLoopGroup eventLoops, ChannelCredentials credentials) {
     if (!circuitBreaker.getCircuitBreakerConfig().getIgnoreExceptionPredicate().test(CALLER_CANCELLATION)) {
       throw new IllegalArgumentException("circuit breaker " + circuitBreaker.getName() + " must ignore "
@@ -93,6 +105,9 @@ public final class Backend implements AutoCloseable {
     this.serviceName = service.getFullName();
     this.retryable = BackendServiceConfig.retryableFullNames(service);
     this.circuitBreaker = circuitBreaker;
+    this.limiter = new RouteLimiter(serviceName,
+        service.getMethods().stream().map(com.google.protobuf.Descriptors.MethodDescriptor::getName).toList(),
+        admission, meters);
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudgetNanos = minForwardBudget.toNanos();
     eventLoops.forEach(loop -> loops.add((EventLoop) loop));
@@ -159,7 +174,13 @@ public final class Backend implements AutoCloseable {
       response.onError(deadlineTooShort(callers));
       return;
     }
+    Optional<Limiter.Listener> slot = limiter.acquire(method.getBareMethodName());
+    if (slot.isEmpty()) {
+      response.onError(GrpcErrors.toStatusException(overloaded(method)));
+      return;
+    }
     if (!circuitBreaker.tryAcquirePermission()) {
+      RouteLimiter.release(slot.get(), RouteLimiter.Outcome.IGNORED);
       response.onError(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
           .setCode(Code.UNAVAILABLE_VALUE)
           .setMessage(serviceName + " is unavailable; failing fast while its circuit is open")
@@ -175,7 +196,31 @@ public final class Backend implements AutoCloseable {
     Deadline budget = callers != null ? callers : Deadline.after(defaultDeadline.toNanos(), TimeUnit.NANOSECONDS);
     CallOptions options = callers != null ? CallOptions.DEFAULT : CallOptions.DEFAULT.withDeadline(budget);
     int attempts = retryable.contains(method.getFullMethodName()) ? BackendServiceConfig.MAX_ATTEMPTS : 1;
-    attempt(context, method, options, budget, request, response, attempts, System.nanoTime());
+    attempt(context, method, options, budget, request, response, attempts, System.nanoTime(), slot.get());
+  }
+
+  /**
+   * A call over the backend's concurrency limit: refused at once, before it costs the backend anything,
+   * with the same status and retry hint a service's own admission gives.
+   */
+  private ResourceExhaustedException overloaded(MethodDescriptor<byte[], byte[]> method) {
+    long retryMs = limiter.config().retryAfter().toMillis();
+    return new ResourceExhaustedException("OVERLOADED",
+        serviceName + " is at the gateway's concurrency limit for it; retry after " + retryMs + " ms",
+        Map.of("service", serviceName, "route", method.getBareMethodName(), "retry_after_ms", Long.toString(retryMs)),
+        limiter.config().retryAfter());
+  }
+
+  /**
+   * What a finished call tells the backend's limit. A RESOURCE_EXHAUSTED answer is the backend's own
+   * admission refusing at once (or its store throttling): its quick answer says nothing of the backend's
+   * latency, so it neither grows nor shrinks the gateway's limit; the backend's limit decides.
+   */
+  private static RouteLimiter.Outcome outcome(Status.Code code, boolean callerLeft) {
+    if (callerLeft || code == Status.Code.RESOURCE_EXHAUSTED) {
+      return RouteLimiter.Outcome.IGNORED;
+    }
+    return RouteLimiter.outcomeOf(code);
   }
 
   private StatusRuntimeException deadlineTooShort(Deadline callers) {
@@ -195,7 +240,7 @@ public final class Backend implements AutoCloseable {
   }
 
   private void attempt(Context context, MethodDescriptor<byte[], byte[]> method, CallOptions options, Deadline budget,
-      byte[] request, StreamObserver<byte[]> response, int attemptsLeft, long started) {
+      byte[] request, StreamObserver<byte[]> response, int attemptsLeft, long started, Limiter.Listener slot) {
     ClientCalls.asyncUnaryCall(channel().newCall(method, options), request, new StreamObserver<>() {
       @Override
       public void onNext(byte[] value) {
@@ -210,10 +255,12 @@ public final class Backend implements AutoCloseable {
             && budget.timeRemaining(TimeUnit.NANOSECONDS) >= minForwardBudgetNanos) {
           // Round robin hands the retry to the next healthy instance; it runs in the caller's context,
           // so it keeps the caller's deadline and cancellation.
-          context.run(() -> attempt(context, method, options, budget, request, response, attemptsLeft - 1, started));
+          context.run(() -> attempt(context, method, options, budget, request, response, attemptsLeft - 1, started,
+              slot));
           return;
         }
         long elapsed = System.nanoTime() - started;
+        RouteLimiter.release(slot, outcome(code, context.isCancelled() && !budget.isExpired()));
         if (context.isCancelled() && !budget.isExpired()) {
           // The caller went away before its deadline: nothing learnt about the backend.
           circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, CALLER_CANCELLATION);
@@ -229,6 +276,7 @@ public final class Backend implements AutoCloseable {
 
       @Override
       public void onCompleted() {
+        RouteLimiter.release(slot, RouteLimiter.Outcome.SUCCESS);
         circuitBreaker.onSuccess(System.nanoTime() - started, TimeUnit.NANOSECONDS);
         response.onCompleted();
       }

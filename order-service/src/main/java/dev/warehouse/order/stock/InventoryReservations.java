@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.ErrorInfo;
 import com.google.rpc.PreconditionFailure;
+import com.google.rpc.RetryInfo;
 import dev.warehouse.inventory.v1.CommitReservationRequest;
 import dev.warehouse.inventory.v1.ConfirmReservationRequest;
 import dev.warehouse.inventory.v1.GetReservationRequest;
@@ -20,6 +21,7 @@ import dev.warehouse.order.domain.StockReservations;
 import dev.warehouse.runtime.error.CancelledException;
 import dev.warehouse.runtime.error.DeadlineExceededException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnavailableException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -283,6 +285,12 @@ public final class InventoryReservations implements StockReservations {
               Map.of("order_id", orderId));
         }
         break;
+      case RESOURCE_EXHAUSTED:
+        // The inventory refused before holding anything (its concurrency limit, or its store throttling):
+        // the order stays PENDING, and the same request_id asks again.
+        return new ResourceExhaustedException(reason.isEmpty() ? "OVERLOADED" : reason,
+            "the inventory-service is busy and held none of the order's stock; retry with the same request_id",
+            Map.of("order_id", orderId), retryDelay(details).orElse(DEFAULT_RETRY_DELAY));
       case DEADLINE_EXCEEDED:
         return new DeadlineExceededException("DEADLINE_EXCEEDED", "the inventory-service did not answer in time", failure);
       case CANCELLED:
@@ -294,6 +302,25 @@ public final class InventoryReservations implements StockReservations {
         + " detail=\"" + status.getDescription() + "\"");
     return new UnavailableException("INVENTORY_UNAVAILABLE",
         "the inventory-service could not hold or move the order's stock now; retry with the same request_id", failure);
+  }
+
+  /** Used when the inventory's refusal names no delay. */
+  static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(100);
+
+  private static Optional<Duration> retryDelay(com.google.rpc.Status details) {
+    if (details != null) {
+      for (Any any : details.getDetailsList()) {
+        if (any.is(RetryInfo.class)) {
+          try {
+            com.google.protobuf.Duration delay = any.unpack(RetryInfo.class).getRetryDelay();
+            return Optional.of(Duration.ofSeconds(delay.getSeconds(), delay.getNanos()));
+          } catch (InvalidProtocolBufferException e) {
+            return Optional.empty();
+          }
+        }
+      }
+    }
+    return Optional.empty();
   }
 
   private static Map<String, String> errorInfo(com.google.rpc.Status details) {

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.config;
 
+import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -32,6 +33,7 @@ import java.util.Optional;
  *                         (default) is every interface
  * @param metricsBindAddress the address the metrics endpoint listens on ({@code METRICS_BIND_ADDRESS}), likewise
  * @param tls              how the gRPC port is secured and whom it admits ({@code GRPC_TLS_MODE}, {@code TLS_*})
+ * @param admission        the concurrency limit on calls that use the store ({@code ADMISSION_*}); see {@code Admission}
  * @param acceptedPageTokenKeys other AES keys whose page tokens are still opened, never used to seal
  *                         ({@code PAGE_TOKEN_ACCEPTED_KEYS}, comma-separated base64): a rotation's other key
  * @param auditPushgateway the Prometheus Pushgateway a consistency audit pushes its outcome to
@@ -55,7 +57,8 @@ public record ServiceConfig(
     String metricsBindAddress,
     TlsConfig tls,
     List<byte[]> acceptedPageTokenKeys,
-    Optional<URI> auditPushgateway) {
+    Optional<URI> auditPushgateway,
+    AdmissionConfig admission) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
@@ -78,21 +81,28 @@ public record ServiceConfig(
       int dynamoIoThreads, Duration shutdownDrain, Duration shutdownGrace, double hotKeyLogShare) {
     this(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable, pageTokenKey,
         dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, ALL_INTERFACES,
-        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of(), Optional.empty());
+        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of(), Optional.empty(), AdmissionConfig.DEFAULT);
   }
 
   /** The same service with other TLS settings. */
   public ServiceConfig withTls(TlsConfig tls) {
     return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway);
+        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission);
+  }
+
+  /** The same service with other admission settings. */
+  public ServiceConfig withAdmission(AdmissionConfig admission) {
+    return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
+        pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
+        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission);
   }
 
   /** The same service, whose audit pushes its outcome to the Pushgateway at {@code pushgateway}. */
   public ServiceConfig withAuditPushgateway(URI pushgateway) {
     return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys, Optional.of(pushgateway));
+        metricsBindAddress, tls, acceptedPageTokenKeys, Optional.of(pushgateway), admission);
   }
 
   /** Where to listen: {@code 0.0.0.0} is the wildcard address (IPv4 and IPv6), anything else that address. */
@@ -139,7 +149,8 @@ public record ServiceConfig(
         reader.bindAddress("METRICS_BIND_ADDRESS", ALL_INTERFACES),
         TlsConfig.read(reader),
         reader.aesKeys("PAGE_TOKEN_ACCEPTED_KEYS"),
-        reader.uri("AUDIT_PUSHGATEWAY_URL"));
+        reader.uri("AUDIT_PUSHGATEWAY_URL"),
+        AdmissionConfig.read(reader));
     if (config.pageTokenKey.isEmpty() && !config.acceptedPageTokenKeys.isEmpty()) {
       reader.problem("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY: a random key would seal tokens no other instance opens");
     }
@@ -165,6 +176,7 @@ public record ServiceConfig(
         + " grpc_bind_address=" + grpcBindAddress
         + " metrics_bind_address=" + metricsBindAddress
         + " " + tls.describe()
-        + " audit_pushgateway=" + auditPushgateway.map(URI::toString).orElse("none");
+        + " audit_pushgateway=" + auditPushgateway.map(URI::toString).orElse("none")
+        + " " + admission.describe();
   }
 }

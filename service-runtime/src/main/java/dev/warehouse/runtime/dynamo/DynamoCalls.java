@@ -1,7 +1,9 @@
 package dev.warehouse.runtime.dynamo;
 
+import dev.warehouse.runtime.admission.Admission;
 import dev.warehouse.runtime.dynamo.DynamoErrors.CallEndedException;
 import dev.warehouse.runtime.dynamo.DynamoErrors.FinalAttemptException;
+import dev.warehouse.runtime.error.ResourceExhaustedException;
 import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.micrometer.tagged.TaggedRetryMetrics;
 import io.github.resilience4j.retry.Retry;
@@ -10,6 +12,7 @@ import io.github.resilience4j.retry.RetryRegistry;
 import io.grpc.Context;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -78,6 +81,11 @@ public final class DynamoCalls {
    * ({@link DynamoErrors#translate}).
    */
   public <R> CompletableFuture<R> run(Function<Duration, CompletableFuture<R>> attempt) {
+    // A call's first store call takes its slot of the concurrency limit; over it, nothing is sent.
+    Optional<ResourceExhaustedException> refused = Admission.enter();
+    if (refused.isPresent()) {
+      return CompletableFuture.failedFuture(refused.get());
+    }
     CallScope scope = CallScope.current();
     long started = nanoTime.getAsLong();
     long end = started + Math.min(operationNanos, scope.remainingNanos());

@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
+import com.google.rpc.RetryInfo;
 import com.google.rpc.PreconditionFailure;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
@@ -89,6 +90,11 @@ public final class GrpcErrors {
         badRequest.addFieldViolationsBuilder().setField(v.field()).setDescription(v.description());
       }
       status.addDetails(Any.pack(badRequest.build()));
+    }
+    if (e instanceof ResourceExhaustedException exhausted && exhausted.retryDelay().isPresent()) {
+      java.time.Duration delay = exhausted.retryDelay().get();
+      status.addDetails(Any.pack(RetryInfo.newBuilder().setRetryDelay(com.google.protobuf.Duration.newBuilder()
+          .setSeconds(delay.getSeconds()).setNanos(delay.getNano())).build()));
     }
     if (e instanceof FailedPreconditionException failed && !failed.violations().isEmpty()) {
       PreconditionFailure.Builder failure = PreconditionFailure.newBuilder();

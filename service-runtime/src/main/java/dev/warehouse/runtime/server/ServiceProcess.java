@@ -1,5 +1,7 @@
 package dev.warehouse.runtime.server;
 
+import dev.warehouse.runtime.admission.Admission;
+import dev.warehouse.runtime.admission.RouteLimiter;
 import dev.warehouse.runtime.admin.AdminGrpcEndpoint;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoCalls;
@@ -20,6 +22,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -90,6 +93,11 @@ public final class ServiceProcess implements AutoCloseable {
     ServiceContext context = new ServiceContext(config, dynamo, store, registry, pageTokens, clock, scheduler, transport,
         resources);
     List<BindableService> served = new ArrayList<>(services.apply(context));
+    // The service's own methods share one concurrency limit, a slot taken at a call's first store call.
+    List<String> methods = served.stream().flatMap(service -> service.bindService().getMethods().stream())
+        .map(method -> method.getMethodDescriptor().getFullMethodName()).toList();
+    RouteLimiter limiter = new RouteLimiter(config.serviceName(),
+        methods.stream().map(io.grpc.MethodDescriptor::extractBareMethodName).toList(), config.admission(), registry);
     served.add(new AdminGrpcEndpoint(config.serviceName(), hotKeys));
 
     // Handlers run on the gRPC I/O threads: they never block (the DynamoDB client is asynchronous, and
@@ -98,7 +106,7 @@ public final class ServiceProcess implements AutoCloseable {
     ServiceServer server = new ServiceServer(
         transport.serverBuilder(ServiceConfig.listenAddress(config.grpcBindAddress(), config.grpcPort())).directExecutor(),
         served,
-        List.of(new MetricCollectingServerInterceptor(registry)),
+        List.of(new MetricCollectingServerInterceptor(registry), new Admission(limiter, Set.copyOf(methods))),
         config.shutdownDrain(),
         config.shutdownGrace());
     server.start();

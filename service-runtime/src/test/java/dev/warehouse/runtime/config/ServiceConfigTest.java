@@ -3,12 +3,14 @@ package dev.warehouse.runtime.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.tls.TlsMode;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -140,6 +142,25 @@ class ServiceConfigTest {
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("HOT_KEY_LOG_SHARE must be a number above 0 and at most 1, got '" + bad + "'");
     }
+  }
+
+  @Test
+  void admission_isAdaptiveByDefault_orAFixedLimit_andItsBoundsAreChecked() {
+    ServiceConfig defaults = ServiceConfig.fromEnvironment("s", 1, 2, Map.of());
+    assertThat(defaults.admission()).isEqualTo(AdmissionConfig.DEFAULT);
+    assertThat(defaults.describe()).contains("admission_limit=adaptive admission_min_limit=4 admission_max_limit=500 "
+        + "admission_retry_after_ms=100");
+    ServiceConfig fixed = ServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", "12",
+        "ADMISSION_MIN_LIMIT", "2", "ADMISSION_MAX_LIMIT", "40", "ADMISSION_RETRY_AFTER_MS", "250"));
+    assertThat(fixed.admission()).isEqualTo(new AdmissionConfig(Optional.of(12), 2, 40, Duration.ofMillis(250)));
+    for (String bad : new String[] {"0", "-3", "lots", "1.5"}) {
+      assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", bad)))
+          .hasMessageContaining("ADMISSION_LIMIT must be 'adaptive' or a whole number of calls of at least 1, got '" + bad + "'");
+    }
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_MIN_LIMIT", "50",
+        "ADMISSION_MAX_LIMIT", "10", "ADMISSION_RETRY_AFTER_MS", "0")))
+        .hasMessageContaining("ADMISSION_MAX_LIMIT (10) must be at least ADMISSION_MIN_LIMIT (50)")
+        .hasMessageContaining("ADMISSION_RETRY_AFTER_MS");
   }
 
   @Test

@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -84,6 +86,10 @@ public final class DynamoFaultProxy implements AutoCloseable {
   private final Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
   private final AtomicInteger injected = new AtomicInteger();
   private final List<Hook> hooks = new CopyOnWriteArrayList<>();
+  private final Map<String, Hold> holds = new ConcurrentHashMap<>();
+
+  /** Calls of an operation held until {@code gate} opens, and how many more to hold. */
+  private record Hold(AtomicInteger remaining, CountDownLatch gate) {}
 
   private DynamoFaultProxy(URI target) throws IOException {
     this.target = target;
@@ -150,6 +156,18 @@ public final class DynamoFaultProxy implements AutoCloseable {
   public void clear() {
     rules.clear();
     hooks.clear();
+    holds.values().forEach(hold -> hold.gate().countDown());
+    holds.clear();
+  }
+
+  /**
+   * Holds the next {@code times} calls of {@code operation} before forwarding them, until the returned
+   * gate is counted down (or 30 s pass): calls kept in flight for exactly as long as a test needs them.
+   */
+  public CountDownLatch hold(String operation, int times) {
+    CountDownLatch gate = new CountDownLatch(1);
+    holds.put(operation, new Hold(new AtomicInteger(times), gate));
+    return gate;
   }
 
   /** Calls of {@code operation} seen so far, faulted or not. */
@@ -184,6 +202,14 @@ public final class DynamoFaultProxy implements AutoCloseable {
         hook.action().run();
         // Throwing from the handler makes the server close the connection without an answer.
         throw new IOException("hook on " + operation + " ran " + hook.phase() + ": answer dropped");
+      }
+    }
+    Hold hold = holds.get(operation);
+    if (hold != null && hold.remaining().getAndDecrement() > 0) {
+      try {
+        hold.gate().await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
       }
     }
     Rule rule = rules.get(operation);

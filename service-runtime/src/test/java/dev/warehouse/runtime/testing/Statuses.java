@@ -7,6 +7,7 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.rpc.BadRequest;
 import com.google.rpc.ErrorInfo;
+import com.google.rpc.RetryInfo;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
@@ -49,5 +50,22 @@ public final class Statuses {
         throw new AssertionError(x);
       }
     }).orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " in " + status));
+  }
+
+  /**
+   * The delay a RESOURCE_EXHAUSTED refusal asks for ({@code google.rpc.RetryInfo}), in ms, or 100 ms when
+   * it names none: what a careful client waits before asking again.
+   */
+  public static long retryDelayMs(StatusRuntimeException e) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(e);
+    return status == null ? 100 : status.getDetailsList().stream().filter(any -> any.is(RetryInfo.class)).findFirst()
+        .map(any -> {
+          try {
+            com.google.protobuf.Duration delay = any.unpack(RetryInfo.class).getRetryDelay();
+            return delay.getSeconds() * 1000 + delay.getNanos() / 1_000_000;
+          } catch (InvalidProtocolBufferException x) {
+            throw new AssertionError(x);
+          }
+        }).orElse(100L);
   }
 }

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.testing;
 
+import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.dynamo.TableSetup;
@@ -31,13 +32,19 @@ public final class TestServices {
   /**
    * A service on free ports against {@code endpoint} (a fault proxy, say), with its DynamoDB call timeout.
    * It stops without a drain delay: no balancer stands in front of a test's service (tests of the drain
-   * set one).
+   * set one). Its concurrency limit is fixed far above any test's callers: a race of 40 buyers tests the
+   * stock, and must not depend on where earlier tests left an adaptive limit (the tests of admission set
+   * their own).
    */
   public static ServiceConfig config(String serviceName, String tableName, URI endpoint, Duration dynamoCallTimeout) {
     return new ServiceConfig(serviceName, 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
         tableName, true, Optional.of(PAGE_TOKEN_KEY), dynamoCallTimeout, ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
-        Duration.ZERO, Duration.ofSeconds(5), ServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE);
+        Duration.ZERO, Duration.ofSeconds(5), ServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE)
+        .withAdmission(AdmissionConfig.fixed(UNREACHED_LIMIT));
   }
+
+  /** A concurrency limit no test's callers reach. */
+  public static final int UNREACHED_LIMIT = 1_000;
 
   /** A plain client on moto, for tests that set up or inspect data behind a service's back. */
   public static DynamoDbAsyncClient dynamo(String tableName) {

@@ -1,0 +1,161 @@
+package dev.warehouse.inventory;
+
+import static dev.warehouse.inventory.InventoryFixture.id;
+import static dev.warehouse.runtime.testing.Statuses.detail;
+import static dev.warehouse.runtime.testing.Statuses.failure;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.rpc.ErrorInfo;
+import com.google.rpc.RetryInfo;
+import dev.warehouse.inventory.v1.GetProductInventoryRequest;
+import dev.warehouse.inventory.v1.GetSerialItemRequest;
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ProductInventory;
+import dev.warehouse.runtime.admission.AdmissionConfig;
+import dev.warehouse.runtime.testing.MetricsScrape;
+import io.grpc.Context;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The concurrency limit on a tiny fixed limit of 2, with the store's answers held by the fault proxy so
+ * that calls stay in flight exactly as long as the test needs: the excess of one route is refused
+ * without waiting on the store, with RESOURCE_EXHAUSTED, reason OVERLOADED and a RetryInfo; another
+ * route still gets its share; health checks and invalid requests are answered throughout; and a slot
+ * comes back when its call ends, answered or cancelled.
+ */
+class AdmissionTest {
+
+  private static InventoryFixture inventory;
+
+  @BeforeAll
+  static void start() throws Exception {
+    inventory = new InventoryFixture(AdmissionConfig.fixed(2));
+  }
+
+  @AfterEach
+  void clearHolds() {
+    inventory.proxy.clear();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    inventory.close();
+  }
+
+  private static GetProductInventoryRequest read(String product) {
+    // Strongly consistent: the strict launcher's eventually consistent reads may miss the stock just put.
+    return GetProductInventoryRequest.newBuilder().setProductId(product).setWarehouseId("W1").setConsistentRead(true).build();
+  }
+
+  /** Two reads of one route, each holding a slot while its GetItem waits at the proxy. */
+  private static List<CompletableFuture<ProductInventory>> fill(String product, CountDownLatch[] gate) {
+    gate[0] = inventory.proxy.hold("GetItem", 2);
+    List<CompletableFuture<ProductInventory>> held = IntStream.range(0, 2)
+        .mapToObj(i -> CompletableFuture.supplyAsync(() -> inventory.stub().getProductInventory(read(product))))
+        .toList();
+    long before = inventory.proxy.calls("GetItem");
+    while (inventory.proxy.calls("GetItem") < before + 2 && held.stream().noneMatch(CompletableFuture::isDone)) {
+      Thread.onSpinWait(); // both reads have reached the store (the proxy), so both hold their slots
+    }
+    return held;
+  }
+
+  @Test
+  void overTheLimit_aRouteIsRefusedAtOnce_whileAnotherRouteHealthAndInvalidInputAreServed() throws Exception {
+    String product = id("P");
+    inventory.stock(product, "W1", 7);
+    CountDownLatch[] gate = new CountDownLatch[1];
+    List<CompletableFuture<ProductInventory>> held = fill(product, gate);
+
+    StatusRuntimeException refused = failure(() -> inventory.stub().getProductInventory(read(product)));
+    assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    ErrorInfo info = detail(refused, ErrorInfo.class);
+    assertThat(info.getReason()).isEqualTo("OVERLOADED");
+    assertThat(info.getMetadataMap()).containsEntry("route", "GetProductInventory").containsEntry("retry_after_ms", "100");
+    assertThat(detail(refused, RetryInfo.class).getRetryDelay().getNanos()).isEqualTo(100_000_000);
+    // Refused while both held reads still wait on the store: the refusal never waited for a slot.
+    assertThat(held).noneMatch(CompletableFuture::isDone);
+
+    // Another route has its own share of the full limit (its GetItem is not held).
+    assertThatThrownBy(() -> inventory.stub().getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber(id("S")).build()))
+        .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.NOT_FOUND));
+    // Calls that need no store are never refused.
+    assertThatThrownBy(() -> inventory.stub().getProductInventory(read("")))
+        .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+    assertThat(HealthGrpc.newBlockingStub(inventory.channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+        .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+
+    gate[0].countDown();
+    assertThat(held).allSatisfy(call -> assertThat(call.get(20, TimeUnit.SECONDS).getQuantity()).isEqualTo(7));
+    // The held calls gave their slots back.
+    assertThat(inventory.stub().getProductInventory(read(product)).getQuantity()).isEqualTo(7);
+    assertThat(MetricsScrape.scrape(inventory.process.metricsPort()))
+        .containsPattern("admission_calls_total\\{[^}]*outcome=\"rejected\"[^}]*\\} [1-9]")
+        .containsPattern("admission_limit\\{[^}]*limiter=\"inventory-service\"[^}]*\\} 2.0");
+  }
+
+  @Test
+  void aCallerThatCancels_givesItsSlotBack() throws Exception {
+    String product = id("P");
+    inventory.stock(product, "W1", 3);
+    CountDownLatch gate = inventory.proxy.hold("GetItem", 2);
+    Context.CancellableContext first = Context.current().withCancellation();
+    CompletableFuture<ProductInventory> cancelled = new CompletableFuture<>();
+    long before = inventory.proxy.calls("GetItem");
+    first.run(() -> InventoryServiceGrpc.newStub(inventory.channel).withDeadlineAfter(20, TimeUnit.SECONDS)
+        .getProductInventory(read(product), new io.grpc.stub.StreamObserver<>() {
+          @Override
+          public void onNext(ProductInventory value) {
+            cancelled.complete(value);
+          }
+
+          @Override
+          public void onError(Throwable t) {
+            cancelled.completeExceptionally(t);
+          }
+
+          @Override
+          public void onCompleted() { }
+        }));
+    CompletableFuture<ProductInventory> second = CompletableFuture.supplyAsync(
+        () -> inventory.stub().getProductInventory(read(product)));
+    while (inventory.proxy.calls("GetItem") < before + 2) {
+      Thread.onSpinWait();
+    }
+    assertThatThrownBy(() -> inventory.stub().getProductInventory(read(product)))
+        .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
+
+    first.cancel(null);
+    assertThatThrownBy(() -> cancelled.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusRuntimeException.class);
+    // The cancelled call's slot is free although its GetItem is still held at the proxy.
+    long stillHeld = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    ProductInventory answered = null;
+    while (answered == null) {
+      try {
+        answered = inventory.stub().getProductInventory(read(product));
+      } catch (StatusRuntimeException e) {
+        assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(System.nanoTime()).as("the cancelled call's slot never came back").isLessThan(stillHeld);
+        Thread.sleep(20); // the server learns of the cancellation a moment after the client
+      }
+    }
+    assertThat(answered.getQuantity()).isEqualTo(3);
+    assertThat(second).isNotDone();
+    gate.countDown();
+    assertThat(second.get(20, TimeUnit.SECONDS).getQuantity()).isEqualTo(3);
+  }
+}
