@@ -17,7 +17,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A service's admission control: a call takes a slot of the process's {@link RouteLimiter} when it
+ * A service's admission control: a call takes a slot of its RPC's limit ({@link RouteLimiter}) when it
  * first needs the store (its first DynamoDB call, {@link #enter}), and gives it back when it ends.
  * Over the limit, that first store call fails at once with RESOURCE_EXHAUSTED ({@code OVERLOADED},
  * with a {@code google.rpc.RetryInfo}), before anything is read or written.

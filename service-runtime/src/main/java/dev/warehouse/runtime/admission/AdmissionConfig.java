@@ -7,7 +7,7 @@ import java.util.Optional;
 /**
  * How many calls a process lets work on its backend at once ({@code ADMISSION_*}).
  *
- * @param fixedLimit  a fixed limit ({@code ADMISSION_LIMIT} set to a number), for an operator who measured the
+ * @param fixedLimit  a fixed limit per RPC ({@code ADMISSION_LIMIT} set to a number), for an operator who measured the
  *                    capacity, or a test; empty ({@code adaptive}, the default) lets the limit follow the latency
  * @param minLimit    the adaptive limit's floor ({@code ADMISSION_MIN_LIMIT}): below it a slow store still gets calls
  * @param maxLimit    the adaptive limit's ceiling ({@code ADMISSION_MAX_LIMIT}), which also bounds what is queued

@@ -6,25 +6,29 @@ import com.netflix.concurrency.limits.MetricIds;
 import com.netflix.concurrency.limits.MetricRegistry;
 import com.netflix.concurrency.limits.limit.FixedLimit;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
-import com.netflix.concurrency.limits.limiter.AbstractPartitionedLimiter;
+import com.netflix.concurrency.limits.limit.WindowedLimit;
+import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import io.grpc.Status;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * A concurrency limit over one backend, shared by its routes: Netflix's concurrency-limits (a
- * {@link Gradient2Limit} that follows the latency, or a fixed limit), partitioned by route so that one
- * route's flood cannot starve another. Below the limit any route may take a slot; at the limit, a
- * route still gets one while it holds less than its equal share. So a flood of one route fills the
- * spare slots, and a polite caller of another route always finds its share free.
+ * Concurrency limits over one backend, one per route (RPC): Netflix's concurrency-limits, a
+ * {@link Gradient2Limit} over one-second windows that follows the route's own latency, or a fixed
+ * limit. A limit grows while its route's latency holds and shrinks as calls start to queue; past it, a
+ * call is refused at once. One limit per route keeps one route's flood from starving another, and
+ * measures each route against its own latency: one limit shared by all routes read every PlaceOrder
+ * (six DynamoDB calls) as a queueing GetOrder (one), and refused PlaceOrders at a fifth of capacity.
  *
- * <p>Metrics ({@code limiter} tag: the process's or the backend's name): {@code admission_limit},
- * {@code admission_route_limit} by {@code route}, {@code admission_inflight}, and
- * {@code admission_calls_total} by {@code outcome} (success, dropped, ignored, rejected).
+ * <p>Metrics ({@code limiter}: the process's or the backend's name; {@code route}: the RPC):
+ * {@code admission_limit}, {@code admission_inflight}, and {@code admission_calls_total} by
+ * {@code outcome} (success, dropped, ignored, rejected).
  */
 public final class RouteLimiter {
 
@@ -38,45 +42,50 @@ public final class RouteLimiter {
     IGNORED
   }
 
-  private final Limiter<String> limiter;
+  private final Map<String, SimpleLimiter<Void>> limiters = new LinkedHashMap<>();
   private final AdmissionConfig config;
 
   /**
    * @param name    the {@code limiter} tag of the metrics
-   * @param routes  the partitions: every route the limiter admits, each with an equal share
+   * @param routes  the routes (RPC names) the limiter admits, each with a limit of its own
    */
   public RouteLimiter(String name, List<String> routes, AdmissionConfig config, MeterRegistry meters) {
     if (routes.isEmpty()) {
       throw new IllegalArgumentException("a limiter needs at least one route");
     }
     this.config = config;
-    Limit limit = config.fixedLimit().<Limit>map(FixedLimit::of).orElseGet(() -> Gradient2Limit.newBuilder()
-        .initialLimit(Math.min(Math.max(20, config.minLimit()), config.maxLimit()))
-        .minLimit(config.minLimit())
-        .maxConcurrency(config.maxLimit())
-        .build());
-    Builder builder = new Builder().named(name).limit(limit).metricRegistry(new Metrics(meters, name))
-        .partitionResolver(route -> route);
-    double share = 1.0 / routes.size();
-    routes.forEach(route -> builder.partition(route, share));
-    this.limiter = builder.build();
-    Gauge.builder("admission.inflight", limiter, l -> ((AbstractPartitionedLimiter<String>) l).getInflight())
-        .description("calls holding a slot of the concurrency limit").tag("limiter", name).strongReference(true)
-        .register(meters);
+    for (String route : routes) {
+      Limit limit = config.fixedLimit().<Limit>map(FixedLimit::of).orElseGet(() -> WindowedLimit.newBuilder()
+          .build(Gradient2Limit.newBuilder()
+              .initialLimit(Math.min(Math.max(20, config.minLimit()), config.maxLimit()))
+              .minLimit(config.minLimit())
+              .maxConcurrency(config.maxLimit())
+              .build()));
+      SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().named(name + "/" + route).limit(limit)
+          .metricRegistry(new Metrics(meters, Tags.of("limiter", name, "route", route))).build();
+      limiters.put(route, limiter);
+      Gauge.builder("admission.inflight", limiter, SimpleLimiter::getInflight)
+          .description("calls holding a slot of the route's concurrency limit")
+          .tags(Tags.of("limiter", name, "route", route)).strongReference(true).register(meters);
+    }
   }
 
-  /** A slot for a call of {@code route}, or empty when the route is over its share and the limit is full. */
+  /** A slot for a call of {@code route}, or empty when the route is at its limit. */
   public Optional<Limiter.Listener> acquire(String route) {
-    return limiter.acquire(route);
+    SimpleLimiter<Void> limiter = limiters.get(route);
+    if (limiter == null) {
+      throw new IllegalArgumentException("no limit for route " + route);
+    }
+    return limiter.acquire(null);
   }
 
   public AdmissionConfig config() {
     return config;
   }
 
-  /** The limit now. */
-  public int limit() {
-    return ((AbstractPartitionedLimiter<String>) limiter).getLimit();
+  /** The limit of {@code route} now. */
+  public int limit(String route) {
+    return limiters.get(route).getLimit();
   }
 
   /**
@@ -101,24 +110,18 @@ public final class RouteLimiter {
     }
   }
 
-  private static final class Builder extends AbstractPartitionedLimiter.Builder<Builder, String> {
-    @Override
-    protected Builder self() {
-      return this;
-    }
-  }
-
   /**
-   * The library's metrics, in Micrometer with Prometheus names. The per-call in-flight distributions are
-   * left out: a sample per call, where the in-flight gauge tells the same.
+   * The library's metrics, in Micrometer with Prometheus names: the limit and the calls by outcome. Its
+   * per-call distributions (in flight, latency samples) are left out: a sample per call, where the
+   * in-flight gauge tells the same.
    */
   private static final class Metrics implements MetricRegistry {
     private final MeterRegistry meters;
-    private final String name;
+    private final Tags tags;
 
-    Metrics(MeterRegistry meters, String name) {
+    Metrics(MeterRegistry meters, Tags tags) {
       this.meters = meters;
-      this.name = name;
+      this.tags = tags;
     }
 
     @Override
@@ -130,20 +133,15 @@ public final class RouteLimiter {
     public void gauge(String id, Supplier<Number> supplier, String... tagNameValuePairs) {
       if (id.equals(MetricIds.LIMIT_NAME)) {
         Gauge.builder("admission.limit", supplier, s -> s.get().doubleValue()).strongReference(true)
-            .description("calls the limiter lets work at once").tag("limiter", name).register(meters);
-      } else if (id.equals(MetricIds.PARTITION_LIMIT_NAME) && !"unknown".equals(tag(tagNameValuePairs, "partition"))) {
-        // Every route is a partition; the library's own "unknown" one is never used.
-        Gauge.builder("admission.route.limit", supplier, s -> s.get().doubleValue()).strongReference(true)
-            .description("slots a route is sure of when the limit is full")
-            .tags(Tags.of("limiter", name, "route", tag(tagNameValuePairs, "partition"))).register(meters);
+            .description("calls the route's limit lets work at once").tags(tags).register(meters);
       }
     }
 
     @Override
     public MetricRegistry.Counter counter(String id, String... tagNameValuePairs) {
       io.micrometer.core.instrument.Counter counter = io.micrometer.core.instrument.Counter.builder("admission.calls")
-          .description("calls by what the limiter made of them: success, dropped, ignored, rejected, bypassed")
-          .tags(Tags.of("limiter", name, "outcome", tag(tagNameValuePairs, "status"))).register(meters);
+          .description("calls by what the limit made of them: success, dropped, ignored, rejected, bypassed")
+          .tags(tags.and("outcome", tag(tagNameValuePairs, "status"))).register(meters);
       return counter::increment;
     }
 
