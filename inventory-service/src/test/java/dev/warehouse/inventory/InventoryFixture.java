@@ -6,6 +6,7 @@ import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.runtime.admission.AdmissionConfig;
+import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.server.ServiceProcess;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.runtime.testing.MotoServer;
@@ -59,7 +60,7 @@ final class InventoryFixture implements AutoCloseable {
 
   private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards, InventoryMain.ReservationSettings reservations)
       throws Exception {
-    this(dynamoCallTimeout, shards, reservations, AdmissionConfig.DEFAULT);
+    this(dynamoCallTimeout, shards, reservations, null);
   }
 
   /** With the concurrency limit {@code admission} ({@code ADMISSION_*}). */
@@ -67,10 +68,11 @@ final class InventoryFixture implements AutoCloseable {
     this(CALL_TIMEOUT, LowStockShards.DECLARED, InventoryMain.ReservationSettings.DEFAULT, admission);
   }
 
+  /** {@code admission} null: the test services' limit, which no test's callers reach. */
   private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards, InventoryMain.ReservationSettings reservations,
       AdmissionConfig admission) throws Exception {
-    process = ServiceProcess.start(
-        TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout).withAdmission(admission),
+    ServiceConfig config = TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout);
+    process = ServiceProcess.start(admission == null ? config : config.withAdmission(admission),
         context -> InventoryMain.services(context, shards, reservations), List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     stub = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.HOURS);
