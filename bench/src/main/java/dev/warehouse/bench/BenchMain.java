@@ -6,6 +6,7 @@ import dev.warehouse.bench.scenario.BuyingStock;
 import dev.warehouse.bench.scenario.CapacityCost;
 import dev.warehouse.bench.scenario.CostFlatness;
 import dev.warehouse.bench.scenario.LayerOverhead;
+import dev.warehouse.bench.scenario.Overload;
 import dev.warehouse.bench.scenario.ProxyComparison;
 import dev.warehouse.bench.scenario.SecurityCost;
 import dev.warehouse.bench.scenario.Settings;
@@ -32,7 +33,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * Runs every scenario against the system it starts itself, and writes the report:
- * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9] [--out docs/benchmarks.md]} (see
+ * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9,10] [--out docs/benchmarks.md]} (see
  * {@code bench.sh}); {@code --only 1s} runs only the stand-in half of scenario 1. Scenario 8 also writes its
  * table into {@code operations.md} beside the report, between its markers.
  * {@code java -jar bench.jar standin PORT} serves the stand-in backend of the proxy comparison.
@@ -52,7 +53,7 @@ public final class BenchMain {
     }
     boolean quick = List.of(args).contains("--quick");
     int onlyAt = List.of(args).indexOf("--only");
-    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6", "7", "8", "9");
+    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6", "7", "8", "9", "10");
     int out = List.of(args).indexOf("--out");
     Path root = Path.of(System.getProperty("project.root", ".")).toAbsolutePath().normalize();
     Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
@@ -133,6 +134,11 @@ public final class BenchMain {
     if (only.contains("9")) {
       log("scenario 9 (buying stock)");
       BuyingStock.run(root, settings, report);
+    }
+
+    if (only.contains("10")) {
+      log("scenario 10 (overload)");
+      Overload.run(root, settings, report);
     }
 
     Duration took = Duration.between(started, Instant.now());

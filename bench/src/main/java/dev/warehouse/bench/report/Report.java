@@ -13,8 +13,11 @@ import java.util.TreeMap;
 /** The benchmark report: Markdown for people, JSON for tools, written together. */
 public final class Report {
 
-  /** Sections by heading, written in heading order ("1. ...", "2. ..."), whatever order they ran in. */
-  private final Map<String, StringBuilder> sections = new TreeMap<>();
+  /**
+   * Sections by heading, written in the order of their numbers ("1. ...", "2. ...", "10. ..."), whatever
+   * order they ran in: as text, "10. ..." sorted between "1. ..." and "2. ...".
+   */
+  private final Map<String, StringBuilder> sections = new TreeMap<>(Report::byNumber);
   private final Map<String, Object> json = new LinkedHashMap<>();
   /** Text added before any heading goes first. */
   private StringBuilder markdown = sections.computeIfAbsent("", t -> new StringBuilder());
@@ -53,6 +56,21 @@ public final class Report {
     Files.createDirectories(markdownFile.toAbsolutePath().getParent());
     Files.writeString(markdownFile, preamble + markdown());
     Files.writeString(jsonFile, toJson(json, "") + "\n");
+  }
+
+  /** Headings by their leading number, then as text; the untitled part ("") first. */
+  static int byNumber(String a, String b) {
+    int byNumber = Long.compare(number(a), number(b));
+    return byNumber != 0 ? byNumber : a.compareTo(b);
+  }
+
+  /** The digits a heading starts with, -1 when it has none (the untitled part). */
+  private static long number(String heading) {
+    int end = 0;
+    while (end < heading.length() && end < 18 && Character.isDigit(heading.charAt(end))) {
+      end++;
+    }
+    return end == 0 ? -1 : Long.parseLong(heading.substring(0, end));
   }
 
   public static String ms(double value) {

@@ -24,10 +24,12 @@ public final class Proc implements AutoCloseable {
   public final int metricsPort;
   private final Process process;
   private final long launchedNanos;
+  private final Path log;
 
-  private Proc(String name, Process process, int grpcPort, int metricsPort, long launchedNanos) {
+  private Proc(String name, Process process, int grpcPort, int metricsPort, long launchedNanos, Path log) {
     this.name = name;
     this.process = process;
+    this.log = log;
     this.grpcPort = grpcPort;
     this.metricsPort = metricsPort;
     this.launchedNanos = launchedNanos;
@@ -41,7 +43,7 @@ public final class Proc implements AutoCloseable {
         .redirectOutput(logs.resolve(name + ".log").toFile());
     builder.environment().putAll(env);
     long launched = System.nanoTime();
-    return new Proc(name, builder.start(), grpcPort, metricsPort, launched);
+    return new Proc(name, builder.start(), grpcPort, metricsPort, launched, logs.resolve(name + ".log"));
   }
 
   /** Waits until the process's gRPC health says SERVING; returns milliseconds since launch. */
@@ -74,6 +76,19 @@ public final class Proc implements AutoCloseable {
 
   public long pid() {
     return process.pid();
+  }
+
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
+  /** Whether the process's log (its standard output and error) has a line containing {@code text}. */
+  public boolean logged(String text) {
+    try (var lines = Files.lines(log)) {
+      return lines.anyMatch(line -> line.contains(text));
+    } catch (IOException | java.io.UncheckedIOException e) {
+      return false;
+    }
   }
 
   /** Resident set size in bytes (VmRSS), or -1 when unknown. */
