@@ -19,6 +19,7 @@ public final class GatewayMain {
 
   static {
     ServiceMain.configureLogging();
+    ServiceMain.configureNetty();
   }
 
   private static final Logger log = Logger.getLogger(GatewayMain.class.getName());
