@@ -18,6 +18,8 @@ import java.util.List;
  * @param securityRate requests per second to each of scenario 7's five gateways (nine JVMs share the
  *     machine there; one of them checks a signature per call)
  * @param capacityCalls how many times scenario 8 calls each RPC, one after another
+ * @param startupRuns how many times scenario 5 starts each process alone, and the whole stack, without and with
+ *     the class-data-sharing archive each (its figures are medians of these)
  */
 public record Settings(
     int rounds,
@@ -37,17 +39,18 @@ public record Settings(
     Duration celebrity,
     int lowStockWalks,
     double securityRate,
-    int capacityCalls) {
+    int capacityCalls,
+    int startupRuns) {
 
   public static Settings full() {
     return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(2), 15, Duration.ofSeconds(6), 200, 5,
         Duration.ofMillis(2500), 1000, 32, List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400,
-        Duration.ofSeconds(20), Duration.ofSeconds(30), 3, 80, 50);
+        Duration.ofSeconds(20), Duration.ofSeconds(30), 3, 80, 50, 5);
   }
 
   public static Settings quick() {
     return new Settings(1, Duration.ofMillis(300), Duration.ofSeconds(1), 10, Duration.ofSeconds(1), 200, 2,
         Duration.ofMillis(500), 200, 8, List.of(200, 2_000), Duration.ofSeconds(10), 400,
-        Duration.ofSeconds(4), Duration.ofSeconds(6), 1, 60, 5);
+        Duration.ofSeconds(4), Duration.ofSeconds(6), 1, 60, 5, 1);
   }
 }
