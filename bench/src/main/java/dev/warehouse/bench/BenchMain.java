@@ -10,6 +10,7 @@ import dev.warehouse.bench.scenario.Overload;
 import dev.warehouse.bench.scenario.ProxyComparison;
 import dev.warehouse.bench.scenario.SecurityCost;
 import dev.warehouse.bench.scenario.Settings;
+import dev.warehouse.bench.scenario.StartUp;
 import dev.warehouse.bench.scenario.SustainedLoad;
 import dev.warehouse.bench.scenario.WriteShards;
 import dev.warehouse.bench.stack.Nginx;
@@ -24,8 +25,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -60,16 +59,14 @@ public final class BenchMain {
     Settings settings = quick ? Settings.quick() : Settings.full();
     Instant started = Instant.now();
     Report report = new Report();
-    Map<String, List<Long>> startups = new LinkedHashMap<>();
 
     if (only.contains("1s")) {
       layersOnStandIn(root, settings, report);
     }
-    if (only.contains("1") || only.contains("3") || only.contains("5")) {
+    if (only.contains("1") || only.contains("3")) {
       log("scenario 1 (layer overhead) and 3 (cost flatness)");
       try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
           DynamoDbAsyncClient dynamo = Stack.client(stack.dynamoEndpoint)) {
-        record(startups, stack);
         DataSet data = new DataSet(settings.dataItems());
         data.load(dynamo, stack.table);
         if (only.contains("1")) {
@@ -85,30 +82,22 @@ public final class BenchMain {
       // After the emulator's stack has stopped: its idle JVMs still compiled and collected for a while.
       layersOnStandIn(root, settings, report);
     }
-    if (only.contains("4") || only.contains("5")) {
+    if (only.contains("4")) {
       log("scenario 4 (sustained load, " + settings.sustained().toSeconds() + " s)");
       try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID());
           DynamoDbAsyncClient dynamo = Stack.client(stack.dynamoEndpoint)) {
-        record(startups, stack);
         DataSet data = new DataSet(settings.dataItems());
         data.load(dynamo, stack.table);
-        if (only.contains("4")) {
-          SustainedLoad.run(stack, data, settings, report);
-        }
+        SustainedLoad.run(stack, data, settings, report);
       }
     }
     if (only.contains("5")) {
-      log("scenario 5 (start-up), third start");
-      try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID())) {
-        record(startups, stack);
-      }
+      log("scenario 5 (start-up, without and with the class-data-sharing archive)");
+      StartUp.run(root, settings, report);
     }
     if (only.contains("2")) {
       log("scenario 2 (gateway against nginx)");
       ProxyComparison.run(root, settings, report);
-    }
-    if (only.contains("5")) {
-      startup(report, startups);
     }
     if (only.contains("6")) {
       log("scenario 6 (write shards and hot keys)");
@@ -159,27 +148,6 @@ public final class BenchMain {
             "/" + OrderServiceGrpc.SERVICE_NAME + "/", stack.orders.grpcPort))) {
       LayerOverhead.onStandIn(stack, new DataSet(settings.dataItems()), direct, nginx, settings, report);
     }
-  }
-
-  private static void record(Map<String, List<Long>> startups, Stack stack) {
-    stack.startupMs.forEach((name, ms) -> startups.computeIfAbsent(name, n -> new ArrayList<>()).add(ms));
-  }
-
-  private static void startup(Report report, Map<String, List<Long>> startups) {
-    List<List<String>> rows = new ArrayList<>();
-    startups.forEach((name, runs) -> {
-      List<Long> sorted = runs.stream().sorted().toList();
-      rows.add(List.of(name, Long.toString(sorted.get(sorted.size() / 2)), runs.toString()));
-    });
-    report.heading("5. Start-up")
-        .paragraph("From launching the JVM (`java -Xmx256m -jar …`) to its gRPC health check answering SERVING; the "
-            + "services start together, the gateway once they serve (it needs them to be healthy); "
-            + "\"whole stack\" runs from the first launch to the gateway serving. Median of " + startups.values().iterator().next().size()
-            + " starts, in ms.")
-        .table(List.of("Process", "Median (ms)", "Runs (ms)"), rows)
-        .paragraph("What limits it: JVM start and class loading (the services also create or check the table "
-            + "in moto first); both services start at once on 2 cores.")
-        .data("startup_ms", startups);
   }
 
   private static String preamble(Path root, Duration took, boolean quick) throws IOException {

@@ -21,6 +21,7 @@ import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.server.DaemonThreads;
 import dev.warehouse.runtime.server.Listening;
 import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.tls.TlsMode;
 import dev.warehouse.runtime.tls.TransportSecurity;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -35,6 +36,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -104,6 +106,20 @@ public final class GatewayProcess implements AutoCloseable {
   static GatewayProcess start(GatewayConfig config, AddressLookup lookup) throws IOException {
     long started = System.nanoTime();
     log.info("event=starting " + config.describe());
+    // Netty's native libraries load on a second thread while this one reads the certificates, the policy and
+    // the keys; the JVM's metrics are bound there once the gateway serves (as ServiceProcess does).
+    ExecutorService aside = Executors.newFixedThreadPool(1, DaemonThreads.named("start-up"));
+    try {
+      aside.submit(() -> EventLoops.loadNatives(
+          config.tls().serverMode() != TlsMode.PLAINTEXT || config.backendTls().mode() != TlsMode.PLAINTEXT));
+      return start(config, lookup, started, aside);
+    } finally {
+      aside.shutdown(); // its thread ends once its tasks have
+    }
+  }
+
+  private static GatewayProcess start(GatewayConfig config, AddressLookup lookup, long started, ExecutorService aside)
+      throws IOException {
     // One identity and CA for the client port and the backend channels (the admin endpoint's too).
     TransportSecurity transport = TransportSecurity.load(config.tls());
     ChannelCredentials backendCredentials = transport.channelCredentials(config.backendTls());
@@ -111,7 +127,7 @@ public final class GatewayProcess implements AutoCloseable {
         List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
             OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
             AdminServiceProto.getDescriptor().findServiceByName("AdminService")));
-    PrometheusMeterRegistry registry = MetricsRegistries.prometheus("gateway");
+    PrometheusMeterRegistry registry = MetricsRegistries.withoutJvmMetrics("gateway");
     CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
         .slidingWindowSize(CIRCUIT_WINDOW)
@@ -164,6 +180,7 @@ public final class GatewayProcess implements AutoCloseable {
     BackendHealthMonitor monitor = new BackendHealthMonitor(List.of(inventory, orders), server.health());
     MetricsServer metrics = MetricsServer.start(
         ServiceConfig.listenAddress(config.metricsBindAddress(), config.metricsPort()), registry);
+    aside.submit(() -> MetricsRegistries.bindJvmMetrics(registry));
     Listening.log("gateway", config.grpcBindAddress(), server.port(), transport,
         config.metricsBindAddress() + ":" + metrics.port(),
         config.backendTls().describe("backend_"));

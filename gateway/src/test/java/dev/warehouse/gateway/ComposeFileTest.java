@@ -20,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,7 +93,7 @@ class ComposeFileTest {
   }
 
   @Test
-  void services_setOnlyVariablesTheyRead_withTheirOwnPorts() {
+  void services_setOnlyVariablesTheyRead_withTheirOwnPorts() throws IOException {
     assertService("inventory-service", InventoryMain.DEFAULT_GRPC_PORT, InventoryMain.DEFAULT_METRICS_PORT,
         InventoryMain.variables());
     assertService("order-service", OrderMain.DEFAULT_GRPC_PORT, OrderMain.DEFAULT_METRICS_PORT, OrderMain.variables());
@@ -103,7 +104,8 @@ class ComposeFileTest {
     }
   }
 
-  private static void assertService(String name, int grpcPort, int metricsPort, List<String> variables) {
+  private static void assertService(String name, int grpcPort, int metricsPort, List<String> variables)
+      throws IOException {
     assertThat(variables).as(name + " reads").containsAll(env(name).keySet());
     assertThat(env(name)).containsEntry("GRPC_PORT", Integer.toString(grpcPort))
         .containsEntry("METRICS_PORT", Integer.toString(metricsPort));
@@ -111,8 +113,10 @@ class ComposeFileTest {
     String grpcPublished = env(name).getOrDefault("GRPC_TLS_MODE", "plaintext").equals("plaintext")
         ? "127.0.0.1:" + grpcPort + ":" + grpcPort : grpcPort + ":" + grpcPort;
     assertThat(list(name, "ports")).contains(grpcPublished, metricsPort + ":" + metricsPort);
-    assertThat(healthcheck(name)).containsExactly("CMD", "java", "-cp", "/app/app.jar", HealthProbe.class.getName(),
-        Integer.toString(grpcPort));
+    List<String> probe = new ArrayList<>(List.of("CMD", "java"));
+    probe.addAll(ClassDataArchiveTest.imageFlags());
+    probe.addAll(List.of("-cp", "/app/app.jar", HealthProbe.class.getName(), Integer.toString(grpcPort)));
+    assertThat(healthcheck(name)).isEqualTo(probe);
     assertThat(buildModule(name)).isEqualTo(name);
     assertThat(ROOT.resolve(name).resolve("pom.xml")).isRegularFile();
   }
@@ -322,7 +326,7 @@ class ComposeFileTest {
   void dockerfile_buildsWithTheWrapper_andRunsTheShadedJarAsNonRoot() throws IOException {
     String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
     assertThat(dockerfile).contains("AS build", "./mvnw", "-pl \"${MODULE}\"", "COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar",
-        "USER 10001", "ENTRYPOINT [\"java\", \"-jar\", \"/app/app.jar\"]");
+        "USER 10001", "\"-jar\", \"/app/app.jar\"]");
     assertThat(dockerfile.lines().filter(l -> l.startsWith("FROM ")).toList())
         .hasSize(2).last().asString().contains("jre");
     // The jar the image copies is the one each module's build makes: target/<artifactId>.jar, artifactId = folder.

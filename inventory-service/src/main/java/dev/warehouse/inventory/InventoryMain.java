@@ -10,22 +10,30 @@ import dev.warehouse.inventory.reservation.Reservations;
 import dev.warehouse.inventory.store.DynamoInventoryRepository;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
+import dev.warehouse.inventory.v1.AdjustStockRequest;
+import dev.warehouse.inventory.v1.GetProductInventoryRequest;
+import dev.warehouse.inventory.v1.InventoryServiceGrpc;
+import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.server.CdsTraining;
 import dev.warehouse.runtime.server.ServiceContext;
 import dev.warehouse.runtime.server.ServiceMain;
+import dev.warehouse.runtime.server.ServiceProcess;
 import io.grpc.BindableService;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
 /**
  * Starts the inventory-service ({@code java -jar inventory-service.jar}), or runs the low-stock marker
  * audit ({@code java -jar inventory-service.jar audit [--segments N] [--pages-per-second N]}), whose exit
- * status is 0 clean, 1 problems found, 2 bad arguments, 3 could not finish ({@link InventoryAudit#run}).
+ * status is 0 clean, 1 problems found, 2 bad arguments, 3 could not finish ({@link InventoryAudit#run}), or
+ * the training run of its class-data-sharing archive ({@code train-cds}, {@link CdsTraining}).
  */
 public final class InventoryMain {
 
@@ -63,12 +71,42 @@ public final class InventoryMain {
   private InventoryMain() {}
 
   public static void main(String[] args) throws Exception {
-    ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
-    LowStockShards shards = lowStockShards(System.getenv());
-    ReservationSettings reservations = reservationSettings(System.getenv());
-    config = config.withTls(config.tls().withServicePeers(
-        dev.warehouse.inventory.v1.ReservationServiceGrpc.SERVICE_NAME, reservationPeers(System.getenv())));
-    ServiceMain.run(args, config, context -> services(context, shards, reservations), InventoryAudit.command(shards));
+    if (CdsTraining.requested(args)) {
+      CdsTraining.runAndExit(SERVICE_NAME, InventoryMain::train);
+    }
+    Map<String, String> env = System.getenv();
+    LowStockShards shards = lowStockShards(env);
+    ReservationSettings reservations = reservationSettings(env);
+    ServiceMain.run(args, config(env), context -> services(context, shards, reservations), InventoryAudit.command(shards));
+  }
+
+  /** Every service's settings, and who may call the reservations. */
+  static ServiceConfig config(Map<String, String> env) {
+    ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, env);
+    return config.withTls(config.tls().withServicePeers(ReservationServiceGrpc.SERVICE_NAME, reservationPeers(env)));
+  }
+
+  /**
+   * The training run of the class-data-sharing archive ({@link CdsTraining}): the start as {@code main}'s, the
+   * container's probe, then a read and a write as the gateway sends them, which fail (no table behind the run).
+   */
+  static void train(CdsTraining training) throws Exception {
+    Map<String, String> env = training.environment();
+    env.put(RESERVATION_TRUSTED_PEERS, CdsTraining.IDENTITY);
+    LowStockShards shards = lowStockShards(env);
+    ReservationSettings reservations = reservationSettings(env);
+    try (ServiceProcess process = ServiceProcess.start(config(env), context -> services(context, shards, reservations),
+        List.of())) {
+      training.probe(process.grpcPort());
+      training.call(process.grpcPort(), List.of(
+          channel -> InventoryServiceGrpc.newBlockingStub(channel)
+              .withDeadlineAfter(CdsTraining.CALL_DEADLINE_MS, TimeUnit.MILLISECONDS)
+              .getProductInventory(GetProductInventoryRequest.newBuilder().setProductId("P1").setWarehouseId("W1").build()),
+          channel -> InventoryServiceGrpc.newBlockingStub(channel)
+              .withDeadlineAfter(CdsTraining.CALL_DEADLINE_MS, TimeUnit.MILLISECONDS)
+              .adjustStock(AdjustStockRequest.newBuilder().setProductId("P1").setWarehouseId("W1").setDelta(1)
+                  .setRequestId("cds-training").build())));
+    }
   }
 
   /** The environment variables the inventory-service reads. */

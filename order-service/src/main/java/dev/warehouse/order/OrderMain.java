@@ -7,16 +7,23 @@ import dev.warehouse.order.grpc.OrderGrpcEndpoint;
 import dev.warehouse.order.recovery.OrderRecovery;
 import dev.warehouse.order.stock.InventoryReservations;
 import dev.warehouse.order.store.DynamoOrderRepository;
+import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.OrderLine;
+import dev.warehouse.order.v1.OrderServiceGrpc;
+import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.discovery.AddressLookup;
 import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.discovery.BackendInstances;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.discovery.EventLoops;
+import dev.warehouse.runtime.server.CdsTraining;
 import dev.warehouse.runtime.server.DaemonThreads;
 import dev.warehouse.runtime.server.ServiceContext;
 import dev.warehouse.runtime.server.ServiceMain;
+import dev.warehouse.runtime.server.ServiceProcess;
 import com.google.protobuf.Descriptors.ServiceDescriptor;
+import com.google.type.Money;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
@@ -27,6 +34,7 @@ import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingClientInterceptor;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -35,7 +43,8 @@ import java.util.function.Function;
 /**
  * Starts the order-service ({@code java -jar order-service.jar}), or runs the consistency audit
  * ({@code java -jar order-service.jar audit [--segments N] [--pages-per-second N]}), whose exit status is
- * 0 clean, 1 problems found, 2 bad arguments, 3 could not finish ({@link OrderAudit#run}).
+ * 0 clean, 1 problems found, 2 bad arguments, 3 could not finish ({@link OrderAudit#run}), or the training
+ * run of its class-data-sharing archive ({@code train-cds}, {@link CdsTraining}).
  */
 public final class OrderMain {
 
@@ -54,10 +63,40 @@ public final class OrderMain {
 
   public static void main(String[] args) throws Exception {
     AddressLookup.disableJvmCache();
+    if (CdsTraining.requested(args)) {
+      CdsTraining.runAndExit(SERVICE_NAME, OrderMain::train);
+    }
     ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
     OrderSettings settings = OrderSettings.fromEnvironment(System.getenv(), config.tls());
     java.util.logging.Logger.getLogger(OrderMain.class.getName()).info("event=order_settings " + settings.describe());
     ServiceMain.run(args, config, services(settings), (c, a, out) -> OrderAudit.run(c, a, out, settings.recoveryPeriod()));
+  }
+
+  /**
+   * The training run of the class-data-sharing archive ({@link CdsTraining}): the start as {@code main}'s, with
+   * its inventory channel over mutual TLS, the container's probe, then a read and an order as the gateway sends
+   * them, which fail at their first DynamoDB call (no table behind the run).
+   */
+  static void train(CdsTraining training) throws Exception {
+    Map<String, String> env = training.environment();
+    env.put("INVENTORY_ADDRESSES", training.unreachableAddress());
+    env.put("INVENTORY_TLS_MODE", "mtls");
+    env.put("INVENTORY_TRUSTED_PEERS", CdsTraining.IDENTITY);
+    ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, env);
+    OrderSettings settings = OrderSettings.fromEnvironment(env, config.tls());
+    try (ServiceProcess process = ServiceProcess.start(config, services(settings), List.of())) {
+      training.probe(process.grpcPort());
+      training.call(process.grpcPort(), List.of(
+          channel -> OrderServiceGrpc.newBlockingStub(channel)
+              .withDeadlineAfter(CdsTraining.CALL_DEADLINE_MS, TimeUnit.MILLISECONDS)
+              .getOrder(GetOrderRequest.newBuilder().setOrderId("O1").build()),
+          channel -> OrderServiceGrpc.newBlockingStub(channel)
+              .withDeadlineAfter(CdsTraining.CALL_DEADLINE_MS, TimeUnit.MILLISECONDS)
+              .placeOrder(PlaceOrderRequest.newBuilder().setCustomerId("C1").setRequestId("cds-training")
+                  .addLines(OrderLine.newBuilder().setProductId("P1").setWarehouseId("W1").setQuantity(1)
+                      .setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(1)))
+                  .build())));
+    }
   }
 
   /** The environment variables the order-service reads. */

@@ -357,7 +357,7 @@ public final class SecurityCost {
   }
 
   /** Runs one of the gateway jar's commands ({@code certs}, {@code dev-tokens}) as {@code run.sh} does. */
-  private static void gatewayTool(Path root, Path work, String... args) throws IOException, InterruptedException {
+  static void gatewayTool(Path root, Path work, String... args) throws IOException, InterruptedException {
     Files.createDirectories(work);
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-jar", root.resolve("gateway/target/gateway.jar").toString()));

@@ -21,6 +21,8 @@ import java.util.List;
  * @param overloadMeasure how long scenario 10 measures a route's capacity (closed loop) and its unloaded
  *     latency (open loop), each
  * @param overloadLevel how long scenario 10 offers each level of load
+ * @param startupRuns how many times scenario 5 starts each process alone, and the whole stack, without and with
+ *     the class-data-sharing archive each (its figures are medians of these)
  */
 public record Settings(
     int rounds,
@@ -42,17 +44,18 @@ public record Settings(
     double securityRate,
     int capacityCalls,
     Duration overloadMeasure,
-    Duration overloadLevel) {
+    Duration overloadLevel,
+    int startupRuns) {
 
   public static Settings full() {
     return new Settings(3, Duration.ofSeconds(1), Duration.ofSeconds(2), 15, Duration.ofSeconds(6), 200, 5,
         Duration.ofMillis(2500), 1000, 32, List.of(1_000, 10_000, 100_000), Duration.ofMinutes(5), 400,
-        Duration.ofSeconds(20), Duration.ofSeconds(30), 3, 80, 50, Duration.ofSeconds(10), Duration.ofSeconds(15));
+        Duration.ofSeconds(20), Duration.ofSeconds(30), 3, 80, 50, Duration.ofSeconds(10), Duration.ofSeconds(15), 5);
   }
 
   public static Settings quick() {
     return new Settings(1, Duration.ofMillis(300), Duration.ofSeconds(1), 10, Duration.ofSeconds(1), 200, 2,
         Duration.ofMillis(500), 200, 8, List.of(200, 2_000), Duration.ofSeconds(10), 400,
-        Duration.ofSeconds(4), Duration.ofSeconds(6), 1, 60, 5, Duration.ofSeconds(2), Duration.ofSeconds(3));
+        Duration.ofSeconds(4), Duration.ofSeconds(6), 1, 60, 5, Duration.ofSeconds(2), Duration.ofSeconds(3), 1);
   }
 }

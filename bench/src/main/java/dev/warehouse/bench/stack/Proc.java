@@ -6,7 +6,9 @@ import io.grpc.InsecureChannelCredentials;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -59,6 +61,12 @@ public final class Proc implements AutoCloseable {
       if (!process.isAlive()) {
         throw new IllegalStateException(name + " exited with " + process.exitValue());
       }
+      // Until the port is open, a bare connect: a health check's channel costs this JVM far more CPU, which
+      // the starting one, on the same cores, would lose, and it could only be refused.
+      if (!listening()) {
+        Thread.sleep(5);
+        continue;
+      }
       System.setOut(new PrintStream(OutputStream.nullOutputStream()));
       int status;
       try {
@@ -72,6 +80,15 @@ public final class Proc implements AutoCloseable {
       Thread.sleep(20);
     }
     throw new IllegalStateException(name + " was not SERVING within " + timeoutMs + " ms");
+  }
+
+  private boolean listening() {
+    try (Socket socket = new Socket()) {
+      socket.connect(new InetSocketAddress("127.0.0.1", grpcPort), 200);
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   public long pid() {

@@ -120,13 +120,22 @@ public final class Stack implements AutoCloseable {
 
   /** The same, named {@code name} (its log: {@code logs/NAME.log}): for a second JVM of one module. */
   public static Proc java(Path root, Path logs, String module, String name, Map<String, String> env) throws IOException {
+    return java(root, logs, module, name, env, List.of());
+  }
+
+  /** The same, with {@code jvmFlags} before {@code -jar} (scenario 5's class-data-sharing archive). */
+  public static Proc java(Path root, Path logs, String module, String name, Map<String, String> env,
+      List<String> jvmFlags) throws IOException {
     int grpc = Proc.freePort();
     int metrics = Proc.freePort();
     Map<String, String> all = new LinkedHashMap<>(env);
     all.put("GRPC_PORT", Integer.toString(grpc));
     all.put("METRICS_PORT", Integer.toString(metrics));
-    return Proc.start(name, List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
-        "-jar", root.resolve(module).resolve("target").resolve(module + ".jar").toString()), all, logs, grpc, metrics);
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx256m"));
+    command.addAll(jvmFlags);
+    command.addAll(List.of("-jar", root.resolve(module).resolve("target").resolve(module + ".jar").toString()));
+    return Proc.start(name, command, all, logs, grpc, metrics);
   }
 
   public List<Proc> processes() {

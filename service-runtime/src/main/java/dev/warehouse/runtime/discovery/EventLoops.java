@@ -17,6 +17,7 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.grpc.netty.shaded.io.netty.handler.ssl.OpenSsl;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -40,6 +41,18 @@ public final class EventLoops {
   public static EventLoopGroup group(int threads, String name) {
     return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true),
         Epoll.isAvailable() ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+  }
+
+  /**
+   * Loads Netty's native libraries now, as the first server or channel would: the epoll transport and, with
+   * {@code tls}, BoringSSL (each copied out of the jar and linked; BoringSSL is then probed for what it
+   * supports). Processes call it on a second thread as they start, beside work that needs neither.
+   */
+  public static void loadNatives(boolean tls) {
+    Epoll.isAvailable();
+    if (tls) {
+      OpenSsl.isAvailable();
+    }
   }
 
   public static Class<? extends ServerChannel> serverChannel() {

@@ -23,6 +23,15 @@ public final class MetricsRegistries {
    * {@code application} tag; the {@code service} tag is left to gRPC's service name.
    */
   public static PrometheusMeterRegistry prometheus(String application) {
+    return bindJvmMetrics(withoutJvmMetrics(application));
+  }
+
+  /**
+   * The same registry before {@link #bindJvmMetrics}: a process binds those once it serves, since binding
+   * them (the JVM's management beans, GC notification listeners) is CPU the start would otherwise wait for,
+   * and nothing reads them before the first scrape.
+   */
+  public static PrometheusMeterRegistry withoutJvmMetrics(String application) {
     PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     registry.config()
         .commonTags("application", application)
@@ -35,6 +44,11 @@ public final class MetricsRegistries {
             return DistributionStatisticConfig.builder().percentilesHistogram(true).build().merge(config);
           }
         });
+    return registry;
+  }
+
+  /** Adds the JVM's metrics (memory, GC, threads, classes, CPU, uptime) to {@code registry}; returns it. */
+  public static PrometheusMeterRegistry bindJvmMetrics(PrometheusMeterRegistry registry) {
     new ClassLoaderMetrics().bindTo(registry);
     new JvmMemoryMetrics().bindTo(registry);
     new JvmGcMetrics().bindTo(registry);

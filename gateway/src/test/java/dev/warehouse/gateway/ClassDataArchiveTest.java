@@ -1,0 +1,111 @@
+package dev.warehouse.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.warehouse.runtime.server.CdsTraining;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * Every JVM that runs a jar of the system starts from that jar's class-data-sharing archive
+ * (docs/operations.md#class-data-sharing): the image trains it with the JVM that runs it and its ENTRYPOINT
+ * maps it, compose's health checks map it too, and run.sh makes one per jar and starts every JVM with it. A
+ * flag dropped anywhere fails here: nothing else would notice, since the JVM starts without an archive as
+ * well, only slower. {@code KubernetesManifestsTest} holds the manifests to the same flags.
+ */
+class ClassDataArchiveTest {
+
+  static final Path ROOT = StackProcess.ROOT;
+  private static final Pattern TRAINING = Pattern.compile(
+      "(?m)^RUN java -XX:ArchiveClassesAtExit=(\\S+) -jar (\\S+) " + CdsTraining.COMMAND + "$");
+  private static final Pattern ENTRYPOINT = Pattern.compile("(?m)^ENTRYPOINT \\[(.*)]$");
+
+  /** The archive the image's training run writes. */
+  static String imageArchive() throws IOException {
+    Matcher training = TRAINING.matcher(Files.readString(ROOT.resolve("Dockerfile")));
+    assertThat(training.find()).as("the Dockerfile trains the archive: RUN java -XX:ArchiveClassesAtExit=… -jar … "
+        + CdsTraining.COMMAND).isTrue();
+    return training.group(1);
+  }
+
+  /** The flags that start a JVM of the image from its archive, as its ENTRYPOINT has them. */
+  static List<String> imageFlags() throws IOException {
+    return List.of("-XX:SharedArchiveFile=" + imageArchive(), "-Xshare:auto");
+  }
+
+  @Test
+  void dockerfile_trainsTheArchiveInTheStageThatRunsIt_andItsEntrypointMapsIt() throws IOException {
+    String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
+    Matcher training = TRAINING.matcher(dockerfile);
+    assertThat(training.find()).isTrue();
+    assertThat(training.group(2)).as("it trains the jar the image runs").isEqualTo("/app/app.jar");
+    // The JVM maps an archive only with the JVM that wrote it: the training runs in the runtime stage (the
+    // JRE image), after the jar is copied in, not in the build stage's JDK.
+    int runtimeStage = dockerfile.lastIndexOf("\nFROM ");
+    assertThat(dockerfile.substring(runtimeStage)).as("the runtime stage").contains("jre");
+    assertThat(training.start()).as("the training runs in the runtime stage")
+        .isGreaterThan(dockerfile.indexOf("COPY --from=build", runtimeStage));
+
+    Matcher entrypoint = ENTRYPOINT.matcher(dockerfile);
+    assertThat(entrypoint.find()).isTrue();
+    List<String> command = new ArrayList<>();
+    for (String part : entrypoint.group(1).split(",")) {
+      command.add(part.strip().replaceAll("^\"|\"$", ""));
+    }
+    List<String> expected = new ArrayList<>(List.of("java"));
+    expected.addAll(imageFlags());
+    expected.addAll(List.of("-jar", "/app/app.jar"));
+    assertThat(command).as("the ENTRYPOINT maps the archive").isEqualTo(expected);
+    // Nothing in the image's JVM options turns sharing off or names another archive.
+    assertThat(dockerfile.lines().filter(line -> line.startsWith("ENV JAVA_TOOL_OPTIONS")))
+        .allSatisfy(line -> assertThat(line).doesNotContain("-Xshare", "SharedArchiveFile"));
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void compose_keepsTheEntrypoint_andItsHealthChecksMapTheArchive() throws IOException {
+    Map<String, Object> compose = new Yaml().load(Files.readString(ROOT.resolve("docker-compose.yml")));
+    Map<String, Map<String, Object>> services = (Map<String, Map<String, Object>>) compose.get("services");
+    int ours = 0;
+    for (var service : services.entrySet()) {
+      if (!service.getValue().get("image").toString().startsWith("warehouse/")) {
+        continue; // moto, Prometheus, Grafana, the Pushgateway: not our jars
+      }
+      ours++;
+      assertThat(service.getValue()).as(service.getKey() + ": the image's entrypoint, which maps the archive")
+          .doesNotContainKey("entrypoint");
+      Map<String, Object> healthcheck = (Map<String, Object>) service.getValue().get("healthcheck");
+      if (healthcheck != null) {
+        List<String> test = (List<String>) healthcheck.get("test");
+        assertThat(test).as(service.getKey() + " health check").containsSequence("CMD", "java");
+        assertThat(test).as(service.getKey() + " health check's JVM").containsAll(imageFlags());
+      }
+    }
+    assertThat(ours).isEqualTo(6);
+  }
+
+  @Test
+  void runSh_trainsAnArchivePerJar_andStartsEveryJvmOfAJarWithIt() throws IOException {
+    String run = Files.readString(ROOT.resolve("run.sh"));
+    assertThat(run).contains("java -XX:ArchiveClassesAtExit=\"$archive\" -jar \"$jar\" " + CdsTraining.COMMAND)
+        .contains("archive=\"$module/target/$module.jsa\"")
+        .contains("echo \"-XX:SharedArchiveFile=$1/target/$1.jsa -Xshare:auto\"");
+    // Every JVM of one of the jars, the services and the one-shot commands alike.
+    Matcher launch = Pattern.compile("(?m)^\\s*java (.*?)-jar (\\S+)/target/(\\S+)\\.jar").matcher(run);
+    int launches = 0;
+    while (launch.find()) {
+      launches++;
+      assertThat(launch.group(2)).isEqualTo(launch.group(3));
+      assertThat(launch.group(1)).as("run.sh: " + launch.group()).contains("$(cds " + launch.group(2) + ")");
+    }
+    assertThat(launches).as("the three services and the gateway's one-shot commands").isGreaterThanOrEqualTo(6);
+  }
+}
