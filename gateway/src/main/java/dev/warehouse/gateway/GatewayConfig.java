@@ -70,7 +70,7 @@ public record GatewayConfig(
     this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, DEFAULT_RESOLVE_PERIOD, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES,
         ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT, ChannelTlsConfig.PLAINTEXT, AuthConfig.NONE,
-        AdmissionConfig.DEFAULT);
+        AdmissionConfig.DEFAULT.withMaxStreams(AdmissionConfig.GATEWAY_MAX_STREAMS));
   }
 
   /** The same gateway with other TLS settings. */
@@ -134,7 +134,7 @@ public record GatewayConfig(
         tls,
         ChannelTlsConfig.read(reader, "BACKEND_", tls),
         AuthConfig.read(reader),
-        AdmissionConfig.read(reader));
+        AdmissionConfig.read(reader, AdmissionConfig.GATEWAY_MAX_STREAMS));
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
       reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()

@@ -169,6 +169,8 @@ public final class GatewayProcess implements AutoCloseable {
             .bossEventLoopGroup(eventLoops)
             .workerEventLoopGroup(eventLoops)
             .channelType(EventLoops.serverChannel())
+            // A client's calls past this wait at the client: what one connection floods is held there.
+            .maxConcurrentCallsPerConnection(config.admission().maxStreams())
             .directExecutor()),
         List.of(new ForwardingService(InventoryServiceGrpc.getServiceDescriptor(), inventory),
             new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders), admin),

@@ -20,9 +20,14 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.health.v1.HealthGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
@@ -35,15 +40,18 @@ import org.junit.jupiter.api.Test;
  * that calls stay in flight exactly as long as the test needs: the excess of one route is refused
  * without waiting on the store, with RESOURCE_EXHAUSTED, reason OVERLOADED and a RetryInfo; another
  * route still gets its share; health checks and invalid requests are answered throughout; and a slot
- * comes back when its call ends, answered or cancelled.
+ * comes back when its call ends, answered or cancelled. A connection's calls past its stream limit wait at
+ * the client.
  */
 class AdmissionTest {
 
   private static InventoryFixture inventory;
+  /** Calls one connection may have open at once (GRPC_MAX_CONCURRENT_STREAMS): above what the other tests hold. */
+  private static final int STREAMS = 3;
 
   @BeforeAll
   static void start() throws Exception {
-    inventory = new InventoryFixture(AdmissionConfig.fixed(2));
+    inventory = new InventoryFixture(AdmissionConfig.fixed(2).withMaxStreams(STREAMS));
   }
 
   @AfterEach
@@ -157,5 +165,50 @@ class AdmissionTest {
     assertThat(second).isNotDone();
     gate.countDown();
     assertThat(second.get(20, TimeUnit.SECONDS).getQuantity()).isEqualTo(3);
+  }
+
+  @Test
+  void aConnectionsCallsPastItsStreamLimit_waitAtTheClient_whileAnotherConnectionIsServed() throws Exception {
+    String product = id("P");
+    inventory.stock(product, "W1", 5);
+    CountDownLatch gate = inventory.proxy.hold("GetItem", STREAMS);
+    long before = inventory.proxy.calls("GetItem");
+    // As many calls as the connection may have open, each waiting on the store: two of one route (its
+    // limit) and one of another.
+    ExecutorService callers = Executors.newCachedThreadPool(); // a thread per blocking call, whatever the cores
+    List<CompletableFuture<Object>> open = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      open.add(CompletableFuture.supplyAsync(() -> inventory.stub().getProductInventory(read(product)), callers));
+    }
+    open.add(CompletableFuture.supplyAsync(() -> {
+      try {
+        return inventory.stub().getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber(id("S")).build());
+      } catch (StatusRuntimeException e) {
+        return e.getStatus().getCode();
+      }
+    }, callers));
+    while (inventory.proxy.calls("GetItem") < before + STREAMS) {
+      Thread.onSpinWait(); // all three have reached the store
+    }
+
+    // One call more on the same connection: the server allows it no stream, so it waits at the client.
+    CompletableFuture<HealthCheckResponse.ServingStatus> queued = CompletableFuture.supplyAsync(() ->
+        HealthGrpc.newBlockingStub(inventory.channel).withDeadlineAfter(20, TimeUnit.SECONDS)
+            .check(HealthCheckRequest.getDefaultInstance()).getStatus(), callers);
+    // A call on another connection, sent after it, is answered at once.
+    ManagedChannel other = NettyChannelBuilder.forAddress("127.0.0.1", inventory.process.grpcPort()).usePlaintext().build();
+    try {
+      assertThat(HealthGrpc.newBlockingStub(other).withDeadlineAfter(5, TimeUnit.SECONDS)
+          .check(HealthCheckRequest.getDefaultInstance()).getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+    } finally {
+      other.shutdownNow();
+    }
+    assertThat(queued).as("the call past the connection's stream limit").isNotDone();
+
+    gate.countDown();
+    assertThat(queued.get(20, TimeUnit.SECONDS)).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+    assertThat(open.get(0).get(20, TimeUnit.SECONDS)).isInstanceOf(ProductInventory.class);
+    assertThat(open.get(2).get(20, TimeUnit.SECONDS)).isEqualTo(Status.Code.NOT_FOUND);
+    callers.shutdown();
   }
 }

@@ -150,7 +150,7 @@ public record ServiceConfig(
         TlsConfig.read(reader),
         reader.aesKeys("PAGE_TOKEN_ACCEPTED_KEYS"),
         reader.uri("AUDIT_PUSHGATEWAY_URL"),
-        AdmissionConfig.read(reader));
+        AdmissionConfig.read(reader, AdmissionConfig.SERVICE_MAX_STREAMS));
     if (config.pageTokenKey.isEmpty() && !config.acceptedPageTokenKeys.isEmpty()) {
       reader.problem("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY: a random key would seal tokens no other instance opens");
     }

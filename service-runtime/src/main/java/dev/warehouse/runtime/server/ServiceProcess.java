@@ -121,7 +121,7 @@ public final class ServiceProcess implements AutoCloseable {
       // its credentials were resolved before serving and refresh in the background), and a hand-off to a
       // handler pool cost 0.05-0.15 ms of every call's p50 in the layer benchmark (docs/performance-log.md).
       ServiceServer server = new ServiceServer(
-          serverBuilder.directExecutor(),
+          serverBuilder.directExecutor().maxConcurrentCallsPerConnection(config.admission().maxStreams()),
           served,
           List.of(new MetricCollectingServerInterceptor(registry), new Admission(limiter, Set.copyOf(methods))),
           config.shutdownDrain(),

@@ -149,10 +149,13 @@ class ServiceConfigTest {
     ServiceConfig defaults = ServiceConfig.fromEnvironment("s", 1, 2, Map.of());
     assertThat(defaults.admission()).isEqualTo(AdmissionConfig.DEFAULT);
     assertThat(defaults.describe()).contains("admission_limit=adaptive admission_min_limit=4 admission_max_limit=500 "
-        + "admission_retry_after_ms=100");
+        + "admission_retry_after_ms=100 grpc_max_concurrent_streams=1000");
     ServiceConfig fixed = ServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", "12",
-        "ADMISSION_MIN_LIMIT", "2", "ADMISSION_MAX_LIMIT", "40", "ADMISSION_RETRY_AFTER_MS", "250"));
-    assertThat(fixed.admission()).isEqualTo(new AdmissionConfig(Optional.of(12), 2, 40, Duration.ofMillis(250)));
+        "ADMISSION_MIN_LIMIT", "2", "ADMISSION_MAX_LIMIT", "40", "ADMISSION_RETRY_AFTER_MS", "250",
+        "GRPC_MAX_CONCURRENT_STREAMS", "64"));
+    assertThat(fixed.admission()).isEqualTo(new AdmissionConfig(Optional.of(12), 2, 40, Duration.ofMillis(250), 64));
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_MAX_CONCURRENT_STREAMS", "0")))
+        .hasMessageContaining("GRPC_MAX_CONCURRENT_STREAMS");
     for (String bad : new String[] {"0", "-3", "lots", "1.5"}) {
       assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", bad)))
           .hasMessageContaining("ADMISSION_LIMIT must be 'adaptive' or a whole number of calls of at least 1, got '" + bad + "'");
