@@ -14,6 +14,7 @@ import dev.warehouse.bench.load.KeyChooser;
 import dev.warehouse.bench.load.OpenLoop;
 import dev.warehouse.bench.load.Outcome;
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.stack.Cores;
 import dev.warehouse.bench.stack.MachineCpu;
 import dev.warehouse.bench.stack.Proc;
 import dev.warehouse.bench.stack.Scrape;
@@ -118,7 +119,8 @@ public final class Overload {
     log(store + ": capacity of A6 through the gateway");
     String gateway = "127.0.0.1:" + stack.gateway.grpcPort;
     KeyChooser keys = KeyChooser.uniform(Integer.MAX_VALUE, 10);
-    try (GrpcTarget flood = new GrpcTarget("flood", gateway, gateway, data);
+    try (Cores cores = Cores.split(stack);
+        GrpcTarget flood = new GrpcTarget("flood", gateway, gateway, data);
         Caller polite = new Caller(gateway, data)) {
       Call a6 = flood.call(Op.A6, i -> keys.next());
       ClosedLoop.run("warm-up", polite::listCustomerOrders, 2, Duration.ZERO, settings.overloadMeasure().dividedBy(2));
@@ -147,7 +149,8 @@ public final class Overload {
           break;
         }
       }
-      return new Store(store, warmUp, capacity.throughput(), capacity, capacityCpu, unloadedRate, unloaded, levels);
+      return new Store(store, cores.description(), warmUp, capacity.throughput(), capacity, capacityCpu, unloadedRate,
+          unloaded, levels);
     }
   }
 
@@ -349,7 +352,7 @@ public final class Overload {
   // ---- what each level did ----
 
   /** A store's run: its route's capacity, unloaded latency, and each level. */
-  public record Store(String store, List<Double> warmUpRounds, double capacity, Summary capacityRun, Usage.Measured capacityCpu, double unloadedRate,
+  public record Store(String store, String cores, List<Double> warmUpRounds, double capacity, Summary capacityRun, Usage.Measured capacityCpu, double unloadedRate,
       Summary unloaded, List<Level> levels) {}
 
   /**
@@ -650,7 +653,10 @@ public final class Overload {
         + "A6 is probed every " + PROBE_EVERY.toMillis() + " ms until " + PROBES_IN_A_ROW + " probes in a row answer "
         + "OK within " + num(ADMITTED_P99_TARGET) + " times the unloaded p99 (the bound an admitted call is held to): "
         + "the recovery is the first of those answers. Levels run one after another on one stack, from idle (no slot "
-        + "held) each time; the limits carry over, as they would in production.");
+        + "held) each time; the limits carry over, as they would in production. The cores are split with taskset "
+        + "(each store's paragraph says how): offered past capacity on a machine it shares with what it measures, an "
+        + "open loop takes their cores, and the first run, on shared cores, measured the generator's CPU at 5× on the "
+        + "stand-in (the load generator used 1.4–1.6 of the 2 cores, the gateway and the order-service 0.4 between them).");
     for (Store store : stores.values()) {
       writeStore(report, store);
     }
@@ -659,7 +665,7 @@ public final class Overload {
   }
 
   private static void writeStore(Report report, Store s) {
-    report.paragraph("**" + s.store() + "**: A6 serves " + num(s.capacity()) + " OK calls/s through the gateway ("
+    report.paragraph("**" + s.store() + "** (" + s.cores() + "): A6 serves " + num(s.capacity()) + " OK calls/s through the gateway ("
         + CAPACITY_CALLERS + " callers, after " + s.warmUpRounds().size() + " warm-up rounds that ended when two agreed within "
         + "10 %: " + s.warmUpRounds().stream().map(Report::num).toList() + "; p50 " + ms(s.capacityRun().p50()) + " ms, " + s.capacityRun().errorCount()
         + " refused or failed " + s.capacityRun().errors() + ", the machine " + percent(s.capacityCpu().machineBusy())
@@ -738,8 +744,8 @@ public final class Overload {
       Level top = standIn.levels().get(standIn.levels().size() - 1);
       double gatewayMicros = top.cpu().coresByProcess().getOrDefault("gateway", 0.0) * 1e6 / top.offeredPerSecond();
       double benchMicros = top.cpu().coresByProcess().getOrDefault("bench", 0.0) * 1e6 / top.offeredPerSecond();
-      text.append("On the stand-in, the CPU: the store answers in microseconds, so A6's capacity is what 2 cores do for "
-              + "the whole path, and a refusal is cheap but not free. At ").append(top.multiple()).append("× the gateway "
+      text.append("On the stand-in, the CPU: the store answers in microseconds, so A6's capacity is what the "
+              + "system's cores do for the whole path, and a refusal is cheap but not free. At ").append(top.multiple()).append("× the gateway "
               + "spent ").append(num(gatewayMicros)).append(" µs of CPU per offered call and the load generator (with the "
               + "stand-in) ").append(num(benchMicros)).append(" µs, and the machine was ").append(percent(top.cpu().machineBusy()))
           .append(" busy. ");

@@ -138,6 +138,11 @@ public final class Stack implements AutoCloseable {
     return Proc.start(name, command, all, logs, grpc, metrics);
   }
 
+  /** moto's process id, when this stack started moto. */
+  public java.util.OptionalLong motoPid() {
+    return moto == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(moto.pid());
+  }
+
   public List<Proc> processes() {
     return List.copyOf(procs);
   }

@@ -98,6 +98,11 @@ public final class MotoProcess implements AutoCloseable {
     return endpoint;
   }
 
+  /** The launcher's process id (the benchmark gives it its own cores). */
+  public long pid() {
+    return process.pid();
+  }
+
   /** Requests per partition key of one table, as a launcher started with {@code --count-keys} counted them. */
   public record KeyCounts(Map<String, Long> reads, Map<String, Long> writes) {}
 
