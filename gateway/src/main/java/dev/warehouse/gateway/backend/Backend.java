@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -86,6 +87,8 @@ public final class Backend implements AutoCloseable {
   private final long minForwardBudgetNanos;
   private final Set<String> retryable;
   private final RouteLimiter limiter;
+  /** Each method's refusal at its limit, built at its first. */
+  private final ConcurrentHashMap<String, GrpcErrors.Prepared> overloaded = new ConcurrentHashMap<>();
 
   /**
    * @param instances         the service's instances, which the channels follow as they change
@@ -176,7 +179,7 @@ public final class Backend implements AutoCloseable {
     }
     Optional<Limiter.Listener> slot = limiter.acquire(method.getBareMethodName());
     if (slot.isEmpty()) {
-      response.onError(GrpcErrors.toStatusException(overloaded(method)));
+      response.onError(overloaded.computeIfAbsent(method.getBareMethodName(), this::overloaded).exception());
       return;
     }
     if (!circuitBreaker.tryAcquirePermission()) {
@@ -203,12 +206,12 @@ public final class Backend implements AutoCloseable {
    * A call over the backend's concurrency limit: refused at once, before it costs the backend anything,
    * with the same status and retry hint a service's own admission gives.
    */
-  private ResourceExhaustedException overloaded(MethodDescriptor<byte[], byte[]> method) {
+  private GrpcErrors.Prepared overloaded(String route) {
     long retryMs = limiter.config().retryAfter().toMillis();
-    return new ResourceExhaustedException("OVERLOADED",
+    return GrpcErrors.prepare(new ResourceExhaustedException("OVERLOADED",
         serviceName + " is at the gateway's concurrency limit for it; retry after " + retryMs + " ms",
-        Map.of("service", serviceName, "route", method.getBareMethodName(), "retry_after_ms", Long.toString(retryMs)),
-        limiter.config().retryAfter());
+        Map.of("service", serviceName, "route", route, "retry_after_ms", Long.toString(retryMs)),
+        limiter.config().retryAfter()));
   }
 
   /**

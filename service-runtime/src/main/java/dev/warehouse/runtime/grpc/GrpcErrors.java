@@ -75,6 +75,54 @@ public final class GrpcErrors {
         .build());
   }
 
+  /**
+   * {@code failure} built once for answering many times: a refusal under overload, answered thousands of times
+   * a second when it matters, costs one status and one copy of its details' bytes per answer instead of a
+   * {@code google.rpc.Status} built, packed and serialized each time (6 % of the gateway's CPU samples in a
+   * closed loop the gateway's limit refused 40 % of).
+   */
+  public static Prepared prepare(ServiceException failure) {
+    com.google.rpc.Status proto = toStatusProto(failure);
+    return new Prepared(io.grpc.Status.fromCodeValue(proto.getCode()).withDescription(proto.getMessage()),
+        proto.toByteArray());
+  }
+
+  /** A failure's status and serialized {@code google.rpc.Status}, ready to answer (see {@link #prepare}). */
+  public static final class Prepared {
+    /** The trailer {@link StatusProto} writes and reads: the details as they go on the wire. */
+    private static final io.grpc.Metadata.Key<byte[]> DETAILS =
+        io.grpc.Metadata.Key.of("grpc-status-details-bin", io.grpc.Metadata.BINARY_BYTE_MARSHALLER);
+
+    private final io.grpc.Status status;
+    private final byte[] details;
+
+    private Prepared(io.grpc.Status status, byte[] details) {
+      this.status = status;
+      this.details = details;
+    }
+
+    /** A new exception for one answer: its own trailers (a call's transport owns them), sharing the bytes. */
+    public StatusRuntimeException exception() {
+      io.grpc.Metadata trailers = new io.grpc.Metadata();
+      trailers.put(DETAILS, details);
+      return new Answer(status, trailers);
+    }
+  }
+
+  /** An answer, not a fault: the stack of where it was made says nothing, and capturing it costs every refusal. */
+  private static final class Answer extends StatusRuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Answer(io.grpc.Status status, io.grpc.Metadata trailers) {
+      super(status, trailers);
+    }
+
+    @Override
+    public synchronized Throwable fillInStackTrace() {
+      return this;
+    }
+  }
+
   static com.google.rpc.Status toStatusProto(ServiceException e) {
     com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder()
         .setCode(codeOf(e).getNumber())

@@ -99,4 +99,21 @@ class GrpcErrorsTest {
         })
         .findFirst().orElseThrow(() -> new AssertionError("no " + type.getSimpleName() + " in " + e));
   }
+
+  @Test
+  void aPreparedFailure_answersWhatTheMapperWould_withTrailersOfItsOwnEachTime_andNoStackTrace() {
+    ResourceExhaustedException overloaded = new ResourceExhaustedException("OVERLOADED", "busy; retry after 100 ms",
+        Map.of("route", "GetOrder", "retry_after_ms", "100"), java.time.Duration.ofMillis(100));
+    GrpcErrors.Prepared prepared = GrpcErrors.prepare(overloaded);
+    StatusRuntimeException first = prepared.exception();
+    StatusRuntimeException second = prepared.exception();
+
+    StatusRuntimeException mapped = GrpcErrors.toStatusException(overloaded);
+    assertThat(first.getStatus().getCode()).isEqualTo(mapped.getStatus().getCode());
+    assertThat(first.getStatus().getDescription()).isEqualTo(mapped.getStatus().getDescription());
+    assertThat(io.grpc.protobuf.StatusProto.fromThrowable(first)).isEqualTo(io.grpc.protobuf.StatusProto.fromThrowable(mapped));
+    assertThat(detail(first, com.google.rpc.RetryInfo.class).getRetryDelay().getNanos()).isEqualTo(100_000_000);
+    assertThat(first.getTrailers()).isNotSameAs(second.getTrailers());
+    assertThat(first.getStackTrace()).isEmpty();
+  }
 }
