@@ -28,7 +28,7 @@ import org.yaml.snakeyaml.Yaml;
 
 /**
  * deploy/prometheus/alerts.yml passes {@code promtool check rules} and its unit tests
- * ({@code promtool test rules alerts_test.yml}); every alert has a test where it fires and one where
+ * ({@code promtool test rules alerts_test.yml alerts_daily_test.yml}); every alert has a test where it fires and one where
  * it stays quiet, a severity, a runbook section in docs/operations.md and a line in docs/alerts.md's list
  * that links to it; the runbook each CloudWatch alarm of deploy/aws/warehouse-table.yaml names is a
  * section there too; the latency SLO's bucket bound is one the processes' timers publish.
@@ -38,6 +38,8 @@ import org.yaml.snakeyaml.Yaml;
 class AlertRulesTest {
 
   private static final Path DIR = StackProcess.ROOT.resolve("deploy/prometheus");
+  /** promtool's unit tests: minute by minute, and the daily jobs' alerts hour by hour (a file sets its interval). */
+  private static final List<String> TEST_FILES = List.of("alerts_test.yml", "alerts_daily_test.yml");
   private static final Path RUNBOOKS = StackProcess.ROOT.resolve("docs/operations.md");
   private static final Path ALERT_LIST = StackProcess.ROOT.resolve("docs/alerts.md");
   private static final Path TABLE_TEMPLATE = StackProcess.ROOT.resolve("deploy/aws/warehouse-table.yaml");
@@ -59,10 +61,12 @@ class AlertRulesTest {
         }
       }
     }
-    Map<String, Object> unitTests = new Yaml().load(Files.readString(DIR.resolve("alerts_test.yml")));
     tests = new ArrayList<>();
-    for (Object test : (List<Object>) unitTests.get("tests")) {
-      tests.addAll((List<Map<String, Object>>) ((Map<String, Object>) test).get("alert_rule_test"));
+    for (String file : TEST_FILES) {
+      Map<String, Object> unitTests = new Yaml().load(Files.readString(DIR.resolve(file)));
+      for (Object test : (List<Object>) unitTests.get("tests")) {
+        tests.addAll((List<Map<String, Object>>) ((Map<String, Object>) test).get("alert_rule_test"));
+      }
     }
   }
 
@@ -74,7 +78,9 @@ class AlertRulesTest {
 
   @Test
   void promtool_unitTestsPass() throws Exception {
-    assertThat(promtool("test", "rules", "alerts_test.yml")).contains("SUCCESS");
+    String output = promtool(java.util.stream.Stream.concat(java.util.stream.Stream.of("test", "rules"), TEST_FILES.stream())
+        .toArray(String[]::new));
+    assertThat(output.split("SUCCESS", -1)).as("one SUCCESS per test file:%n%s", output).hasSize(TEST_FILES.size() + 1);
   }
 
   @Test
