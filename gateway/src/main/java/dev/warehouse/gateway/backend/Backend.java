@@ -9,7 +9,6 @@ import dev.warehouse.runtime.admission.RouteLimiter;
 import dev.warehouse.runtime.discovery.BackendInstances;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.discovery.EventLoops;
-import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.CallOptions;
@@ -41,8 +40,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * One backend service (say, the inventory-service) behind the gateway: channels balancing over its
  * current instances ({@link BackendInstances}), one per gateway I/O thread, a concurrency limit that
- * refuses at once what the backend cannot serve at low latency ({@link RouteLimiter}: adaptive, shared by
- * its methods so that one method's flood leaves the others their share), and a circuit breaker that
+ * refuses at once what the backend cannot serve at low latency ({@link RouteLimiter}: adaptive, one per
+ * method, so that one method's flood leaves the others theirs), and a circuit breaker that
  * fails calls fast while the whole service is down. The limit is for a busy backend, the breaker for a
  * failing one: a backend's own refusal (RESOURCE_EXHAUSTED) is an answer, never a failure, to the breaker.
  *
@@ -93,7 +92,7 @@ public final class Backend implements AutoCloseable {
   /**
    * @param instances         the service's instances, which the channels follow as they change
    * @param circuitBreaker    must ignore {@link CallerCancellation}
-   * @param admission         the backend's concurrency limit, shared by its methods
+   * @param admission         the settings of the backend's concurrency limits, one per method
    * @param minForwardBudget  the least time left before a caller's deadline with which a call is forwarded
    * @param credentials       how the channels to the instances are secured
    */
@@ -207,11 +206,8 @@ public final class Backend implements AutoCloseable {
    * with the same status and retry hint a service's own admission gives.
    */
   private GrpcErrors.Prepared overloaded(String route) {
-    long retryMs = limiter.config().retryAfter().toMillis();
-    return GrpcErrors.prepare(new ResourceExhaustedException("OVERLOADED",
-        serviceName + " is at the gateway's concurrency limit for it; retry after " + retryMs + " ms",
-        Map.of("service", serviceName, "route", route, "retry_after_ms", Long.toString(retryMs)),
-        limiter.config().retryAfter()));
+    return GrpcErrors.prepare(limiter.refusal(route, serviceName + " is at the gateway's concurrency limit for it",
+        Map.of("service", serviceName)));
   }
 
   /**

@@ -96,10 +96,7 @@ public final class Admission implements ServerInterceptor {
       }
       Optional<Limiter.Listener> taken = limiter.acquire(route);
       if (taken.isEmpty()) {
-        long retryMs = limiter.config().retryAfter().toMillis();
-        return Optional.of(new ResourceExhaustedException("OVERLOADED",
-            "the service is at its concurrency limit; retry after " + retryMs + " ms",
-            Map.of("route", route, "retry_after_ms", Long.toString(retryMs)), limiter.config().retryAfter()));
+        return Optional.of(limiter.refusal(route, "the service is at its concurrency limit", Map.of()));
       }
       slot = taken.get();
       return Optional.empty();

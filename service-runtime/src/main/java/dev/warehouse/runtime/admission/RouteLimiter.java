@@ -8,6 +8,7 @@ import com.netflix.concurrency.limits.limit.FixedLimit;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limit.WindowedLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
+import dev.warehouse.runtime.error.ResourceExhaustedException;
 import io.grpc.Status;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -86,8 +87,19 @@ public final class RouteLimiter {
     return limiter.acquire(null);
   }
 
-  public AdmissionConfig config() {
-    return config;
+  /**
+   * The refusal of a call of {@code route} over its limit, the same wherever it is refused: RESOURCE_EXHAUSTED,
+   * reason OVERLOADED, metadata {@code route} and {@code retry_after_ms} (and {@code more}), with the retry hint.
+   *
+   * @param whoseLimit what is at its limit, the message's start ("the service is at its concurrency limit")
+   */
+  public ResourceExhaustedException refusal(String route, String whoseLimit, Map<String, String> more) {
+    long retryMs = config.retryAfter().toMillis();
+    Map<String, String> metadata = new LinkedHashMap<>(more);
+    metadata.put("route", route);
+    metadata.put("retry_after_ms", Long.toString(retryMs));
+    return new ResourceExhaustedException("OVERLOADED", whoseLimit + "; retry after " + retryMs + " ms", metadata,
+        config.retryAfter());
   }
 
   /** The limit of {@code route} now. */
