@@ -1,10 +1,6 @@
 package dev.warehouse.gateway;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
-import dev.warehouse.runtime.server.CdsTraining;
-import dev.warehouse.runtime.testing.LogRecords;
-import java.nio.file.Path;
+import dev.warehouse.runtime.testing.CdsTrainingRuns;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,13 +13,6 @@ class CdsTrainingRunTest {
 
   @Test
   void trainingRun_servesItsProbeAndForwardsItsCalls_thenCleansUp() throws Exception {
-    Path dir;
-    try (LogRecords log = new LogRecords(CdsTraining.class); CdsTraining training = CdsTraining.prepare()) {
-      dir = training.dir();
-      GatewayMain.train(training); // throws unless the probe answered SERVING
-      assertThat(log.lines()).containsExactly("event=cds_training_call status=UNAVAILABLE",
-          "event=cds_training_call status=UNAVAILABLE");
-    }
-    assertThat(dir).as("the throwaway identity is gone").doesNotExist();
+    CdsTrainingRuns.servesItsProbeAndCalls_thenCleansUp(GatewayMain::train);
   }
 }
