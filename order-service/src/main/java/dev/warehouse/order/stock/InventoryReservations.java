@@ -252,6 +252,7 @@ public final class InventoryReservations implements StockReservations {
     com.google.rpc.Status details = StatusProto.fromThrowable(failure);
     String reason = "";
     PreconditionFailure precondition = null;
+    Duration retryDelay = DEFAULT_RETRY_DELAY;
     if (details != null) {
       for (Any any : details.getDetailsList()) {
         try {
@@ -259,6 +260,9 @@ public final class InventoryReservations implements StockReservations {
             reason = any.unpack(ErrorInfo.class).getReason();
           } else if (any.is(PreconditionFailure.class)) {
             precondition = any.unpack(PreconditionFailure.class);
+          } else if (any.is(RetryInfo.class)) {
+            com.google.protobuf.Duration delay = any.unpack(RetryInfo.class).getRetryDelay();
+            retryDelay = Duration.ofSeconds(delay.getSeconds(), delay.getNanos());
           }
         } catch (InvalidProtocolBufferException unreadable) {
           // a detail we cannot read says nothing more
@@ -290,7 +294,7 @@ public final class InventoryReservations implements StockReservations {
         // the order stays PENDING, and the same request_id asks again.
         return new ResourceExhaustedException(reason.isEmpty() ? "OVERLOADED" : reason,
             "the inventory-service is busy and held none of the order's stock; retry with the same request_id",
-            Map.of("order_id", orderId), retryDelay(details).orElse(DEFAULT_RETRY_DELAY));
+            Map.of("order_id", orderId), retryDelay);
       case DEADLINE_EXCEEDED:
         return new DeadlineExceededException("DEADLINE_EXCEEDED", "the inventory-service did not answer in time", failure);
       case CANCELLED:
@@ -306,22 +310,6 @@ public final class InventoryReservations implements StockReservations {
 
   /** Used when the inventory's refusal names no delay. */
   static final Duration DEFAULT_RETRY_DELAY = Duration.ofMillis(100);
-
-  private static Optional<Duration> retryDelay(com.google.rpc.Status details) {
-    if (details != null) {
-      for (Any any : details.getDetailsList()) {
-        if (any.is(RetryInfo.class)) {
-          try {
-            com.google.protobuf.Duration delay = any.unpack(RetryInfo.class).getRetryDelay();
-            return Optional.of(Duration.ofSeconds(delay.getSeconds(), delay.getNanos()));
-          } catch (InvalidProtocolBufferException e) {
-            return Optional.empty();
-          }
-        }
-      }
-    }
-    return Optional.empty();
-  }
 
   private static Map<String, String> errorInfo(com.google.rpc.Status details) {
     for (Any any : details.getDetailsList()) {
