@@ -124,6 +124,14 @@ public final class LayerOverhead {
             List.of("for reference, nginx adds (p50 / p99, as the gateway's are judged)",
                 ms(table.nginx.worstP50) + " / " + ms(table.nginx.allP99),
                 (table.nginx.worstP50 <= 0.3 ? "yes" : "no") + " / " + (table.nginx.allP99 <= 1 ? "yes" : "no"))))
+        .paragraph("Against nginx, side by side (issue 23's targets for the hop: the gateway's added p50 at most nginx's, "
+            + "its added p99 and its CPU per forwarded call at most 1.5 times nginx's; throughput is judged in section 2). "
+            + "The added latencies are over all operations' calls pooled, as the p99 above.")
+        .table(List.of("Target (on the stand-in, against nginx)", "Gateway", "nginx", "Ratio", "Met"), List.of(
+            relative("added p50 ≤ nginx's", table.gateway.allP50, table.nginx.allP50, 1.0, " ms"),
+            relative("added p99 ≤ 1.5 × nginx's", table.gateway.allP99, table.nginx.allP99, 1.5, " ms"),
+            relative("CPU per forwarded call ≤ 1.5 × nginx's", microsPerCall.get("gateway"), microsPerCall.get("nginx"),
+                1.5, " µs")))
         .paragraph("PlaceOrder's services add " + ms(table.placeOrderServiceP50) + " ms at p50 to its six DynamoDB "
             + "calls made straight: the order-service's two calls to the inventory-service and both services' work. "
             + "The service target is one call over one lookup, so it is judged on the reads.")
@@ -206,7 +214,8 @@ public final class LayerOverhead {
     double worstP50;
     /** Each operation's added p99, from its calls pooled over the rounds. */
     final List<Double> opP99 = new ArrayList<>();
-    /** Added p99 over every call of every operation and round. */
+    /** Added p50 and p99 over every call of every operation and round. */
+    double allP50;
     double allP99;
     /** Added p99 over every operation's calls, round by round. */
     final List<Double> roundP99 = new ArrayList<>();
@@ -280,7 +289,10 @@ public final class LayerOverhead {
     long errors = runs.summaries.values().stream().flatMap(byLayer -> byLayer.values().stream()).flatMap(List::stream)
         .mapToLong(Summary::errorCount).sum();
     t.rows.add(row("**All operations**", allP50, allP99, nginx, errors));
-    hops.forEach((proxy, hop) -> hop.allP99 = allP99.get(proxy) - allP99.get("service"));
+    hops.forEach((proxy, hop) -> {
+      hop.allP50 = allP50.get(proxy) - allP50.get("service");
+      hop.allP99 = allP99.get(proxy) - allP99.get("service");
+    });
     for (Map<String, Histogram> round : runs.byRound) {
       Map<String, Double> roundP99 = SideBySide.percentile(round, 99);
       hops.forEach((proxy, hop) -> hop.roundP99.add(roundP99.get(proxy) - roundP99.get("service")));
@@ -293,6 +305,12 @@ public final class LayerOverhead {
     all.put("nginx_adds_p99_by_round_ms", t.nginx.roundP99);
     t.json.add(all);
     return t;
+  }
+
+  /** A target row: the gateway's figure, nginx's, their ratio, and whether the gateway's is at most {@code times} nginx's. */
+  static List<String> relative(String target, double gateway, double nginx, double times, String unit) {
+    String ratio = nginx > 0 ? String.format(java.util.Locale.ROOT, "%.2f×", gateway / nginx) : "—";
+    return List.of(target, num(gateway) + unit, num(nginx) + unit, ratio, gateway <= times * Math.max(0, nginx) ? "yes" : "**no**");
   }
 
   /** "a–b", the least and most of {@code values}, in ms. */

@@ -98,6 +98,9 @@ public final class ProxyComparison {
                 + latency.get(route).stream().mapToLong(Summary::errorCount).sum())));
       }
       boolean met = rpsPerCore.get("gateway") >= rpsPerCore.get("nginx");
+      double gatewayRps = Medians.of(throughput.get("gateway"), Summary::throughput);
+      double nginxRps = Medians.of(throughput.get("nginx"), Summary::throughput);
+      long refused = throughput.get("gateway").stream().mapToLong(Summary::errorCount).sum();
       report.heading("2. Gateway against a peer proxy (nginx grpc_pass)")
           .paragraph("GetSerialItem forwarded to a stand-in backend with canned answers (so the store is out of the "
               + "picture): directly, through the gateway, and through nginx " + nginx.version + " (`grpc_pass`, "
@@ -108,8 +111,16 @@ public final class ProxyComparison {
               + settings.rounds() + " rounds; latencies in ms, p50 / p99.")
           .table(List.of("Route", "Latency", "Added vs direct", "CPU per call at " + (int) settings.proxyRate()
               + " req/s (µs)", "Throughput (req/s)", "Req per CPU-second of the proxy", "Errors"), rows)
-          .table(List.of("Target", "Measured", "Met"), List.of(List.of("gateway at least as fast as nginx (req per CPU-second)",
-              num(rpsPerCore.get("gateway")) + " vs " + num(rpsPerCore.get("nginx")), met ? "yes" : "no")))
+          .table(List.of("Target", "Measured", "Met"), List.of(
+              List.of("gateway at least as fast as nginx (req per CPU-second)",
+                  num(rpsPerCore.get("gateway")) + " vs " + num(rpsPerCore.get("nginx")), met ? "yes" : "no"),
+              List.of("gateway's throughput ≥ nginx's (OK answers/s, closed loop; issue 23)",
+                  num(gatewayRps) + " vs " + num(nginxRps), gatewayRps >= nginxRps ? "yes" : "**no**")))
+          .paragraph("Throughput counts OK answers only. " + (refused == 0 ? "The gateway refused none of the closed loop's calls."
+              : "The gateway refused " + refused + " of the closed loop's calls (its adaptive limit for the backend, "
+                  + "RESOURCE_EXHAUSTED, counted in the errors column): " + settings.proxyConcurrency() + " callers "
+                  + "with no pause queue at a backend that shares the proxy's 2 cores, and the limit admits what the "
+                  + "backend answers at low latency; nginx has no such limit and forwards them all."))
           .paragraph("What limits it: the machine has 2 cores shared by the load generator, the stand-in and the "
               + "proxy, so absolute throughput is the generator's and the stand-in's as much as the proxy's; the "
               + "per-CPU-second figure isolates the proxy's own cost. At the fixed rate each call finds the proxy "

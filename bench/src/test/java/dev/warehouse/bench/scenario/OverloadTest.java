@@ -29,11 +29,13 @@ class OverloadTest {
   }
 
   @Test
-  void warmUp_endsWhenTwoRoundsInARowAgreeWithinTenPercent() {
+  void warmUp_endsWhenThreeRoundsInARowAgreeWithinTenPercent() {
     assertThat(Overload.agree(List.of(1200.0))).isFalse();
-    assertThat(Overload.agree(List.of(900.0, 1200.0))).isFalse();
-    assertThat(Overload.agree(List.of(900.0, 1200.0, 1300.0))).isTrue();
-    assertThat(Overload.agree(List.of(1300.0, 1200.0))).isTrue();
+    assertThat(Overload.agree(List.of(1200.0, 1250.0))).as("two are not enough").isFalse();
+    assertThat(Overload.agree(List.of(533.0, 757.0, 800.0))).as("still rising (the stand-in's run)").isFalse();
+    assertThat(Overload.agree(List.of(533.0, 1200.0, 1300.0, 1250.0))).isTrue();
+    assertThat(Overload.agree(List.of(1300.0, 1200.0, 1250.0))).isTrue();
+    assertThat(Overload.agree(List.of(1300.0, 1100.0, 1250.0))).as("apart by more than 10 % of the least").isFalse();
   }
 
   @Test

@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -54,6 +55,11 @@ public final class RouteLimiter {
    * @param routes  the routes (RPC names) the limiter admits, each with a limit of its own
    */
   public RouteLimiter(String name, List<String> routes, AdmissionConfig config, MeterRegistry meters) {
+    this(name, routes, config, meters, System::nanoTime);
+  }
+
+  /** The same, timing calls by {@code nanoClock} (tests step it). */
+  RouteLimiter(String name, List<String> routes, AdmissionConfig config, MeterRegistry meters, LongSupplier nanoClock) {
     if (routes.isEmpty()) {
       throw new IllegalArgumentException("a limiter needs at least one route");
     }
@@ -69,7 +75,7 @@ public final class RouteLimiter {
               // benchmark's first run, at 1.5, moto offered exactly its capacity was refused a fifth of it.
               .rttTolerance(RTT_TOLERANCE)
               .build()));
-      SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().named(name + "/" + route).limit(limit)
+      SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().named(name + "/" + route).limit(limit).nanoClock(nanoClock)
           .metricRegistry(new Metrics(meters, Tags.of("limiter", name, "route", route))).build();
       limiters.put(route, limiter);
       Gauge.builder("admission.inflight", limiter, SimpleLimiter::getInflight)
