@@ -19,7 +19,7 @@ import dev.warehouse.bench.standin.StandInBackend;
 import dev.warehouse.bench.standin.StandInDynamo;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.v1.OrderServiceGrpc;
-import dev.warehouse.runtime.server.ServiceMain;
+import dev.warehouse.runtime.server.JvmSetup;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,7 +40,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 public final class BenchMain {
 
   static {
-    ServiceMain.configureLogging();
+    JvmSetup.configureLogging();
   }
 
   private BenchMain() {}

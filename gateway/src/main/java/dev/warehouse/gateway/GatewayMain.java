@@ -10,7 +10,7 @@ import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.runtime.discovery.AddressLookup;
 import dev.warehouse.runtime.server.CdsTraining;
-import dev.warehouse.runtime.server.ServiceMain;
+import dev.warehouse.runtime.server.JvmSetup;
 import io.grpc.Metadata;
 import io.grpc.stub.MetadataUtils;
 import java.nio.file.Files;
@@ -34,8 +34,8 @@ import java.util.logging.Logger;
 public final class GatewayMain {
 
   static {
-    ServiceMain.configureLogging();
-    ServiceMain.configureNetty();
+    JvmSetup.configureLogging();
+    JvmSetup.configureNetty();
   }
 
   private static final Logger log = Logger.getLogger(GatewayMain.class.getName());

@@ -1,6 +1,6 @@
 package dev.warehouse.gateway;
 
-import static dev.warehouse.runtime.testing.Statuses.failure;
+import static dev.warehouse.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.v1.GetSerialItemRequest;

@@ -1,6 +1,6 @@
 package dev.warehouse.gateway;
 
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertInvalid;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
@@ -23,8 +23,8 @@ import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.PlaceOrderRequest;
-import dev.warehouse.runtime.server.ServiceProcess;
-import dev.warehouse.runtime.testing.Reflection;
+import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.testing.Reflection;
 import dev.warehouse.runtime.testing.TestServices;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;

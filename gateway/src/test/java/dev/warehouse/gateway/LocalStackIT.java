@@ -1,8 +1,8 @@
 package dev.warehouse.gateway;
 
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
-import static dev.warehouse.runtime.testing.Statuses.failure;
+import static dev.warehouse.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
@@ -33,10 +33,10 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
-import dev.warehouse.runtime.testing.MetricsScrape;
+import dev.warehouse.testing.MetricsScrape;
 import dev.warehouse.runtime.testing.MotoServer;
-import dev.warehouse.runtime.testing.Reflection;
-import dev.warehouse.runtime.testing.Statuses;
+import dev.warehouse.testing.Reflection;
+import dev.warehouse.testing.Statuses;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;

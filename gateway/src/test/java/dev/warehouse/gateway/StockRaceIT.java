@@ -19,7 +19,7 @@ import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.audit.AuditReport;
 import dev.warehouse.runtime.audit.PacedScan;
 import dev.warehouse.runtime.testing.MotoServer;
-import dev.warehouse.runtime.testing.Statuses;
+import dev.warehouse.testing.Statuses;
 import dev.warehouse.runtime.testing.StrictMoto;
 import dev.warehouse.runtime.testing.TestServices;
 import com.google.type.Money;

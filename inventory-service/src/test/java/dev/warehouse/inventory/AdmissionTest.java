@@ -1,8 +1,8 @@
 package dev.warehouse.inventory;
 
 import static dev.warehouse.inventory.InventoryFixture.id;
-import static dev.warehouse.runtime.testing.Statuses.detail;
-import static dev.warehouse.runtime.testing.Statuses.failure;
+import static dev.warehouse.testing.Statuses.detail;
+import static dev.warehouse.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -13,7 +13,7 @@ import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.runtime.admission.AdmissionConfig;
-import dev.warehouse.runtime.testing.MetricsScrape;
+import dev.warehouse.testing.MetricsScrape;
 import io.grpc.Context;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;

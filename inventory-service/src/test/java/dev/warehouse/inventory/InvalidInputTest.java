@@ -1,6 +1,6 @@
 package dev.warehouse.inventory;
 
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertInvalid;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.v1.AdjustStockRequest;

@@ -1,10 +1,10 @@
 package dev.warehouse.inventory;
 
 import static dev.warehouse.inventory.InventoryFixture.id;
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
-import static dev.warehouse.runtime.testing.Statuses.detail;
-import static dev.warehouse.runtime.testing.Statuses.failure;
+import static dev.warehouse.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.detail;
+import static dev.warehouse.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.rpc.ErrorInfo;

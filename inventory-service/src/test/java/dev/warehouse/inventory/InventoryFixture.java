@@ -7,7 +7,7 @@ import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.server.ServiceProcess;
+import dev.warehouse.runtime.service.ServiceProcess;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.RecordingInterceptor;

@@ -1,8 +1,8 @@
 package dev.warehouse.inventory;
 
 import static dev.warehouse.inventory.InventoryFixture.id;
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.v1.AdjustStockRequest;
@@ -15,8 +15,8 @@ import dev.warehouse.inventory.v1.ListWarehouseProductsResponse;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.inventory.v1.SerialItem;
-import dev.warehouse.runtime.testing.Eventually;
-import dev.warehouse.runtime.testing.MetricsScrape;
+import dev.warehouse.testing.Eventually;
+import dev.warehouse.testing.MetricsScrape;
 import dev.warehouse.runtime.testing.StrictMoto;
 import io.grpc.Status;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package dev.warehouse.inventory;
 
 import static dev.warehouse.inventory.InventoryFixture.id;
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertInvalid;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
@@ -11,8 +11,8 @@ import dev.warehouse.admin.v1.HotKey;
 import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
-import dev.warehouse.runtime.testing.MetricsScrape;
-import dev.warehouse.runtime.testing.Reflection;
+import dev.warehouse.testing.MetricsScrape;
+import dev.warehouse.testing.Reflection;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import java.util.List;
 import java.util.concurrent.TimeUnit;

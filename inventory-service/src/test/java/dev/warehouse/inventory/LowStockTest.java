@@ -1,8 +1,8 @@
 package dev.warehouse.inventory;
 
 import static dev.warehouse.inventory.InventoryFixture.id;
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.audit.InventoryAudit;

@@ -9,7 +9,7 @@ import dev.warehouse.routing.v1.Route;
 import dev.warehouse.routing.v1.RouteProto;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import dev.warehouse.runtime.testing.Reflection;
+import dev.warehouse.testing.Reflection;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.reflection.v1.ServerReflectionRequest;
 import io.grpc.reflection.v1.ServerReflectionResponse;

@@ -16,7 +16,7 @@ import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.ReleaseCause;
 import dev.warehouse.inventory.v1.Reservation;
 import dev.warehouse.inventory.v1.ReservationState;
-import dev.warehouse.runtime.testing.Eventually;
+import dev.warehouse.testing.Eventually;
 import dev.warehouse.runtime.testing.TestServices;
 import java.time.Instant;
 import java.util.Map;

@@ -2,8 +2,8 @@ package dev.warehouse.order;
 
 import static dev.warehouse.order.OrderFixture.id;
 import static dev.warehouse.order.OrderFixture.order;
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
-import static dev.warehouse.runtime.testing.Statuses.failure;
+import static dev.warehouse.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.order.v1.GetOrderRequest;

@@ -2,7 +2,7 @@ package dev.warehouse.order;
 
 import static dev.warehouse.order.OrderFixture.eur;
 import static dev.warehouse.order.OrderFixture.line;
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertInvalid;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.type.Money;

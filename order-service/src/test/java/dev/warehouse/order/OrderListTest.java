@@ -2,7 +2,7 @@ package dev.warehouse.order;
 
 import static dev.warehouse.order.OrderFixture.id;
 import static dev.warehouse.order.OrderFixture.order;
-import static dev.warehouse.runtime.testing.Statuses.assertInvalid;
+import static dev.warehouse.testing.Statuses.assertInvalid;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.order.v1.ListCustomerOrdersRequest;

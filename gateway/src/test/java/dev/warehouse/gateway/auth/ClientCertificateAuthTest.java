@@ -1,6 +1,6 @@
 package dev.warehouse.gateway.auth;
 
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.nimbusds.jose.jwk.RSAKey;
@@ -9,7 +9,7 @@ import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.runtime.server.ServiceServer;
-import dev.warehouse.runtime.testing.LogRecords;
+import dev.warehouse.testing.LogRecords;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.warehouse.gateway.GatewayProcess;
 import dev.warehouse.inventory.v1.InventoryServiceProto;
-import dev.warehouse.runtime.testing.LogRecords;
+import dev.warehouse.testing.LogRecords;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

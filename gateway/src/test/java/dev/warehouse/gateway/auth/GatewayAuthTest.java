@@ -1,8 +1,8 @@
 package dev.warehouse.gateway.auth;
 
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
-import static dev.warehouse.runtime.testing.Statuses.detail;
-import static dev.warehouse.runtime.testing.Statuses.failure;
+import static dev.warehouse.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.detail;
+import static dev.warehouse.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.rpc.ErrorInfo;
@@ -22,8 +22,8 @@ import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.grpc.GrpcErrors;
-import dev.warehouse.runtime.testing.LogRecords;
-import dev.warehouse.runtime.testing.Reflection;
+import dev.warehouse.testing.LogRecords;
+import dev.warehouse.testing.Reflection;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
 import io.grpc.ManagedChannel;

@@ -1,6 +1,6 @@
 package dev.warehouse.gateway.auth;
 
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.nimbusds.jose.jwk.ECKey;

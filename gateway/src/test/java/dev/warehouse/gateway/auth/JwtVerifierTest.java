@@ -16,7 +16,7 @@ import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jwt.JWTClaimsSet;
 import dev.warehouse.runtime.error.UnauthenticatedException;
-import dev.warehouse.runtime.testing.TestClock;
+import dev.warehouse.testing.TestClock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;

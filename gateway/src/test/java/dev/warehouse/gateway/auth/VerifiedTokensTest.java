@@ -2,7 +2,7 @@ package dev.warehouse.gateway.auth;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.warehouse.runtime.testing.TestClock;
+import dev.warehouse.testing.TestClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Set;

@@ -1,7 +1,7 @@
 package dev.warehouse.gateway.tls;
 
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
-import static dev.warehouse.runtime.testing.Statuses.failure;
+import static dev.warehouse.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.admin.v1.AdminServiceGrpc;
@@ -19,7 +19,7 @@ import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.OrderMain;
 import dev.warehouse.order.OrderSettings;
 import dev.warehouse.runtime.server.HealthProbe;
-import dev.warehouse.runtime.server.ServiceProcess;
+import dev.warehouse.runtime.service.ServiceProcess;
 import dev.warehouse.runtime.testing.TestServices;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;

@@ -1,7 +1,7 @@
 package dev.warehouse.gateway.tls;
 
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
-import static dev.warehouse.runtime.testing.Statuses.failure;
+import static dev.warehouse.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.admin.v1.AdminServiceGrpc;
@@ -9,7 +9,7 @@ import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.runtime.server.ServiceServer;
-import dev.warehouse.runtime.testing.Eventually;
+import dev.warehouse.testing.Eventually;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.PeerIdentity;
 import dev.warehouse.runtime.tls.TlsConfig;

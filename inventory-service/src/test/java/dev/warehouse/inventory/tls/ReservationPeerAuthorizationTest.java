@@ -1,6 +1,6 @@
 package dev.warehouse.inventory.tls;
 
-import static dev.warehouse.runtime.testing.Statuses.assertStatus;
+import static dev.warehouse.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.InventoryMain;
@@ -8,7 +8,7 @@ import dev.warehouse.inventory.v1.GetReservationRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
-import dev.warehouse.runtime.server.ServiceProcess;
+import dev.warehouse.runtime.service.ServiceProcess;
 import dev.warehouse.runtime.testing.TestServices;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TlsMode;

@@ -52,8 +52,8 @@ public final class CdsTraining implements AutoCloseable {
 
   static {
     // As every process starts: the training must load what they load (and log as they log).
-    ServiceMain.configureLogging();
-    ServiceMain.configureNetty();
+    JvmSetup.configureLogging();
+    JvmSetup.configureNetty();
   }
 
   private static final Logger log = Logger.getLogger(CdsTraining.class.getName());

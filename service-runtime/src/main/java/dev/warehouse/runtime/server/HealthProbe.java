@@ -23,7 +23,7 @@ public final class HealthProbe {
   private HealthProbe() {}
 
   public static void main(String[] args) throws Exception {
-    ServiceMain.configureNetty(); // a probe's JVM lives a second: the JFR registration would be a good part of it
+    JvmSetup.configureNetty(); // a probe's JVM lives a second: the JFR registration would be a good part of it
     if (args.length < 1) {
       System.err.println("usage: HealthProbe PORT [SERVICE]");
       System.exit(2);

@@ -2,7 +2,7 @@ package dev.warehouse.runtime.discovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.warehouse.runtime.testing.TestClock;
+import dev.warehouse.testing.TestClock;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;

@@ -3,8 +3,8 @@ package dev.warehouse.runtime.hotkeys;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.warehouse.runtime.testing.LogRecords;
-import dev.warehouse.runtime.testing.TestClock;
+import dev.warehouse.testing.LogRecords;
+import dev.warehouse.testing.TestClock;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
