@@ -48,6 +48,11 @@ public final class Proc implements AutoCloseable {
     return new Proc(name, builder.start(), grpcPort, metricsPort, launched, logs.resolve(name + ".log"));
   }
 
+  /** Whether the process ended because one of its ports was taken when it bound it. */
+  public boolean lostItsPort() throws IOException {
+    return !process.isAlive() && Files.readString(log).contains("java.net.BindException");
+  }
+
   /** Waits until the process's gRPC health says SERVING; returns milliseconds since launch. */
   public long awaitServing(long timeoutMs) throws InterruptedException {
     return awaitServing(timeoutMs, InsecureChannelCredentials.create());
