@@ -13,6 +13,8 @@ if ! command -v nginx >/dev/null 2>&1 && [ -z "${NGINX_BIN:-}" ]; then
     exit 1
   fi
 fi
+# moto's server at its pinned version (tools/python-requirements.txt): the machine's, or installed into .venv.
+source tools/python-env.sh
 # Always from the sources as they are: a jar left from an earlier build would measure older code.
 ./mvnw -B -q -DskipTests package
 exec java -Dproject.root="$PWD" -jar bench/target/bench.jar "$@"

@@ -21,15 +21,13 @@ ORDER_GRPC_PORT="${ORDER_GRPC_PORT:-50053}"
 ORDER_METRICS_PORT="${ORDER_METRICS_PORT:-9093}"
 GATEWAY_GRPC_PORT="${GATEWAY_GRPC_PORT:-50051}"
 GATEWAY_METRICS_PORT="${GATEWAY_METRICS_PORT:-9091}"
-PYTHON="${MOTO_PYTHON:-python3}"
 LOGS="${LOGS:-target/run-logs}"
 CERTS="${CERTS:-target/run-certs}" # private keys: under target/, which git ignores
 mkdir -p "$LOGS"
 
-if ! "$PYTHON" -c 'import moto' 2>/dev/null; then
-  echo "moto is not installed for $PYTHON: pip install 'moto[server]' (or set MOTO_PYTHON)" >&2
-  exit 1
-fi
+# moto's server at its pinned version (tools/python-requirements.txt): the machine's, or installed into .venv.
+source tools/python-env.sh
+PYTHON="$MOTO_PYTHON"
 
 if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-service/target/order-service.jar ] \
     || [ ! -f gateway/target/gateway.jar ]; then

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test: `./mvnw -B verify`, after making sure the tools the tests start are here.
-#  - moto's server for Python 3 (pip install 'moto[server]'): the DynamoDB the tests talk to;
+#  - moto's server and cfn-lint, at the versions in tools/python-requirements.txt (the machine's python3's
+#    when it has them, else installed into .venv): the DynamoDB the tests talk to, and the template's lint;
+#  - buf (npm's @bufbuild/buf, pinned): the contracts' compatibility gate;
 #  - Prometheus (Debian's package): the end-to-end test checks the Grafana dashboard's queries and the
 #    alert rules on it; its promtool runs the alerts' unit tests (AlertRulesTest).
 #    Installed here when missing and we are root on a Debian-like machine.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-if ! "${MOTO_PYTHON:-python3}" -c 'import moto.server' 2>/dev/null; then
-  echo "moto's server is missing for ${MOTO_PYTHON:-python3}: pip install 'moto[server]' (or set MOTO_PYTHON)" >&2
-  exit 1
-fi
+# moto's server and cfn-lint at their pinned versions (tools/python-requirements.txt): the machine's, or .venv.
+source tools/python-env.sh
 
 if [ -z "${PROMETHEUS_BIN:-}" ] && ! command -v prometheus >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -23,12 +23,21 @@ if [ -z "${PROMETHEUS_BIN:-}" ] && ! command -v prometheus >/dev/null 2>&1; then
   fi
 fi
 
-# The CloudFormation template's structure is checked by CloudFormationTemplateTest; cfn-lint, where it
-# is installed, also checks it against AWS's resource schemas. Not installed here.
-if command -v cfn-lint >/dev/null 2>&1; then
-  cfn-lint deploy/aws/*.yaml
-else
-  echo "cfn-lint not found: skipping the lint of deploy/aws/ (pip install cfn-lint to run it)"
+# buf, the contracts' lint and breaking-change check (ContractGateTest), at the version pinned in
+# tools/buf/package-lock.json, installed there by npm when it is missing or another version.
+BUF_VERSION=$(python3 -c 'import json; print(json.load(open("tools/buf/package.json"))["devDependencies"]["@bufbuild/buf"])')
+if [ -z "${BUF_BIN:-}" ] && [ "$(tools/buf/node_modules/.bin/buf --version 2>/dev/null)" != "$BUF_VERSION" ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "installing buf $BUF_VERSION into tools/buf (npm ci) ..."
+    npm ci --prefix tools/buf --no-audit --no-fund --loglevel=error >/dev/null
+  else
+    echo "buf is missing and npm is not here to install it: install Node.js's npm, or set BUF_BIN to buf $BUF_VERSION" >&2
+    exit 1
+  fi
 fi
+
+# The CloudFormation template's structure is checked by CloudFormationTemplateTest; cfn-lint also checks it
+# against AWS's resource schemas.
+"${CFN_LINT[@]}" deploy/aws/*.yaml
 
 exec ./mvnw -B verify "$@"

@@ -86,7 +86,7 @@ try:
 except ImportError as missing:  # pragma: no cover - depends on the machine
     sys.stderr.write(
         f"moto is not installed for {sys.executable} ({missing}).\n"
-        "Install it with: pip install 'moto[server]'\n")
+        "./test.sh and ./run.sh install the pinned version (tools/python-requirements.txt).\n")
     sys.exit(3)
 
 ERROR_TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#"

@@ -92,6 +92,20 @@ class ComposeFileTest {
     assertThat(ROOT.resolve("tools/moto/serialized_moto_server.py")).isRegularFile();
   }
 
+  /**
+   * The moto that compose and the local Kubernetes overlay run is the one the tests run: the version pinned in
+   * tools/python-requirements.txt, which ./test.sh and ./run.sh install.
+   */
+  @Test
+  void moto_isThePinnedVersion_inComposeAndInTheLocalOverlay() throws IOException {
+    Matcher pin = Pattern.compile("(?m)^moto\\[server\\]==(\\S+)$")
+        .matcher(Files.readString(ROOT.resolve("tools/python-requirements.txt")));
+    assertThat(pin.find()).as("moto's pin in tools/python-requirements.txt").isTrue();
+    String image = "motoserver/moto:" + pin.group(1);
+    assertThat(services.get("moto").get("image")).isEqualTo(image);
+    assertThat(Files.readString(ROOT.resolve("deploy/k8s/overlays/local/moto.yaml"))).contains("image: " + image + " ");
+  }
+
   @Test
   void services_setOnlyVariablesTheyRead_withTheirOwnPorts() throws IOException {
     assertService("inventory-service", InventoryMain.DEFAULT_GRPC_PORT, InventoryMain.DEFAULT_METRICS_PORT,
