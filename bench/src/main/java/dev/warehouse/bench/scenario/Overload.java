@@ -190,6 +190,12 @@ public final class Overload {
     return most - least <= 0.1 * least;
   }
 
+  /** A process's cores in a measured stretch, "?" where it was not measured. */
+  private static String cores(Usage.Measured cpu, String process) {
+    Double cores = cpu.coresByProcess().get(process);
+    return cores == null ? "?" : ms(cores);
+  }
+
   /** The capacity's multiples as rates (calls/s). */
   static List<Double> rates(double capacity, List<Integer> multiples) {
     if (!(capacity > 0)) {
@@ -522,6 +528,7 @@ public final class Overload {
 
     private Usage(Stack stack) {
       stack.processes().forEach(p -> cpu.put(p.name, p::cpuSeconds));
+      stack.motoPid().ifPresent(pid -> cpu.put("moto", () -> Proc.cpuSeconds(pid)));
       long self = ProcessHandle.current().pid();
       cpu.put("bench", () -> Proc.cpuSeconds(self));
       cpu.forEach((name, seconds) -> before.put(name, seconds.getAsDouble()));
@@ -743,7 +750,14 @@ public final class Overload {
           .append(num(top.serviceLimit().max())).append(", up to ").append(num(queued)).append(" calls in flight, and ")
           .append(num(queued)).append(" × ").append(ms(perCallMs)).append(" ms = ").append(ms(queued * perCallMs))
           .append(" ms, against an admitted p99 of ").append(ms(top.admittedP99Ms()))
-          .append(" ms. One or two calls in flight keep moto busy; what the limits admit beyond that is queue. "
+          .append(" ms. One or two calls in flight keep moto busy; what the limits admit beyond that is queue. ")
+          .append("And moto itself slows as the flood grows: at ").append(top.multiple()).append("× it answered A6 ")
+          .append(num(top.goodputPerSecond())).append(" times a second (")
+          .append(ms(1000 / Math.max(top.goodputPerSecond(), 1e-9))).append(" ms each, against ").append(ms(perCallMs))
+          .append(" at capacity), with ").append(cores(top.cpu(), "moto"))
+          .append(" cores, while the load generator on its core used ").append(cores(top.cpu(), "bench"))
+          .append(": sending the flood and reading its refusals takes the CPU moto needs. On 2 cores the generator has "
+              + "nowhere else to run; a third core (or a second machine) for it is what would measure admission alone. "
               + "The polite caller's calls wait in the same queue (p99 ")
           .append(ms(moto.levels().stream().mapToDouble(Level::politeP99Ms).max().orElse(0)))
           .append(" ms at worst), and one sent while two of its own were still waiting finds its route's share of a full "
