@@ -1035,6 +1035,15 @@ class KubernetesManifestsTest {
         assertThat(r.getOnExitCodes().getOperator()).isEqualTo("In");
         assertThat(r.getOnExitCodes().getValues()).containsExactlyInAnyOrder(1, 2);
       });
+      // An evicted or preempted pod is not the audit's failure. Every condition pattern names its status, as the
+      // API of Kubernetes 1.26-1.28 requires (later ones default it to True).
+      assertThat(job.getPodFailurePolicy().getRules()).anySatisfy(r -> {
+        assertThat(r.getAction()).isEqualTo("Ignore");
+        assertThat(r.getOnPodConditions()).extracting(c -> c.getType() + "=" + c.getStatus())
+            .containsExactly("DisruptionTarget=True");
+      });
+      assertThat(job.getPodFailurePolicy().getRules()).allSatisfy(r -> assertThat(r.getOnPodConditions())
+          .allSatisfy(c -> assertThat(c.getStatus()).as(what + ": an onPodConditions pattern's status").isNotBlank()));
 
       PodSpec pod = auditPod(overlay, audit);
       assertThat(pod.getRestartPolicy()).isEqualTo("Never");
