@@ -10,6 +10,7 @@ import dev.warehouse.runtime.tls.TlsConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The gateway's settings, read once by {@code main} from environment variables.
@@ -35,6 +36,8 @@ import java.util.Map;
  *                           are secured, and the identities their certificates must carry
  * @param auth               {@code AUTH_*}: how callers are authenticated and authorized ({@link AuthConfig})
  * @param admission          {@code ADMISSION_*}: the concurrency limit of each backend, shared by its routes
+ * @param healthPort         {@code HEALTH_PORT}: a plaintext port serving only {@code grpc.health.v1.Health}, on the
+ *                           metrics' interfaces, for kubelet's native gRPC probe when the client port speaks TLS
  */
 public record GatewayConfig(
     int grpcPort,
@@ -52,7 +55,8 @@ public record GatewayConfig(
     TlsConfig tls,
     ChannelTlsConfig backendTls,
     AuthConfig auth,
-    AdmissionConfig admission) {
+    AdmissionConfig admission,
+    Optional<Integer> healthPort) {
 
   public static final int DEFAULT_GRPC_PORT = 50051;
   public static final int DEFAULT_METRICS_PORT = 9091;
@@ -70,35 +74,35 @@ public record GatewayConfig(
     this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, DEFAULT_RESOLVE_PERIOD, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES,
         ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT, ChannelTlsConfig.PLAINTEXT, AuthConfig.NONE,
-        AdmissionConfig.DEFAULT.withMaxStreams(AdmissionConfig.GATEWAY_MAX_STREAMS));
+        AdmissionConfig.DEFAULT.withMaxStreams(AdmissionConfig.GATEWAY_MAX_STREAMS), Optional.empty());
   }
 
   /** The same gateway with other TLS settings. */
   public GatewayConfig withTls(TlsConfig tls, ChannelTlsConfig backendTls) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth, admission);
+        backendTls, auth, admission, healthPort);
   }
 
   /** The same gateway with other admission settings (its per-backend concurrency limits). */
   public GatewayConfig withAdmission(AdmissionConfig admission) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth, admission);
+        backendTls, auth, admission, healthPort);
   }
 
   /** The same gateway with other authentication settings. */
   public GatewayConfig withAuth(AuthConfig auth) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth, admission);
+        backendTls, auth, admission, healthPort);
   }
 
   /** The same gateway, looking its backends' names up every {@code resolvePeriod}. */
   public GatewayConfig withResolvePeriod(Duration resolvePeriod) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth, admission);
+        backendTls, auth, admission, healthPort);
   }
 
   public static GatewayConfig fromEnvironment(Map<String, String> env) {
@@ -134,7 +138,8 @@ public record GatewayConfig(
         tls,
         ChannelTlsConfig.read(reader, "BACKEND_", tls),
         AuthConfig.read(reader),
-        AdmissionConfig.read(reader, AdmissionConfig.GATEWAY_MAX_STREAMS));
+        AdmissionConfig.read(reader, AdmissionConfig.GATEWAY_MAX_STREAMS),
+        reader.optionalPort("HEALTH_PORT"));
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
       reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()
@@ -146,6 +151,7 @@ public record GatewayConfig(
   /** One line for the start-up log. */
   public String describe() {
     return "service=gateway grpc_port=" + grpcPort + " metrics_port=" + metricsPort
+        + " health_port=" + healthPort.map(String::valueOf).orElse("none")
         + " inventory_addresses=" + String.join(",", inventoryAddresses)
         + " order_addresses=" + String.join(",", orderAddresses)
         + " backend_resolve_s=" + resolvePeriod.getSeconds()

@@ -177,6 +177,8 @@ public final class GatewayProcess implements AutoCloseable {
         List.of(new MetricCollectingServerInterceptor(registry)),
         config.shutdownDrain(),
         config.shutdownGrace());
+    config.healthPort().ifPresent(port ->
+        server.serveHealthOn(ServiceConfig.listenAddress(config.metricsBindAddress(), port)));
     server.start();
     transport.watchFiles();
     BackendHealthMonitor monitor = new BackendHealthMonitor(List.of(inventory, orders), server.health());

@@ -130,6 +130,8 @@ public final class ServiceProcess implements AutoCloseable {
           List.of(new MetricCollectingServerInterceptor(registry), new Admission(limiter, Set.copyOf(methods))),
           config.shutdownDrain(),
           config.shutdownGrace());
+      config.healthPort().ifPresent(port ->
+          server.serveHealthOn(ServiceConfig.listenAddress(config.metricsBindAddress(), port)));
       server.start();
       transport.watchFiles();
       // The hot-key log check: microseconds every slot, on the timer thread (which it never blocks for long).

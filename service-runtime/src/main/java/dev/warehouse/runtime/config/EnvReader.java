@@ -58,6 +58,15 @@ public final class EnvReader {
     return (int) value;
   }
 
+  /** A port, or empty when the variable is unset or blank. */
+  public Optional<Integer> optionalPort(String name) {
+    if (string(name, "").isEmpty()) {
+      return Optional.empty();
+    }
+    int port = port(name, -1);
+    return port < 0 ? Optional.empty() : Optional.of(port);
+  }
+
   public long positiveLong(String name, long fallback) {
     long value = number(name, fallback);
     if (value <= 0) {

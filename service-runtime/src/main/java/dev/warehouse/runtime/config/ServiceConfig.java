@@ -36,6 +36,9 @@ import java.util.Optional;
  * @param admission        the concurrency limit on calls that use the store ({@code ADMISSION_*}); see {@code Admission}
  * @param acceptedPageTokenKeys other AES keys whose page tokens are still opened, never used to seal
  *                         ({@code PAGE_TOKEN_ACCEPTED_KEYS}, comma-separated base64): a rotation's other key
+ * @param healthPort       a plaintext port that serves only {@code grpc.health.v1.Health} ({@code HEALTH_PORT}, on
+ *                         the metrics' interfaces), for kubelet's native gRPC probe where the gRPC port speaks TLS;
+ *                         empty serves none
  * @param auditPushgateway the Prometheus Pushgateway a consistency audit pushes its outcome to
  *                         ({@code AUDIT_PUSHGATEWAY_URL}, e.g. {@code http://pushgateway:9091}); empty pushes nothing
  */
@@ -58,7 +61,8 @@ public record ServiceConfig(
     TlsConfig tls,
     List<byte[]> acceptedPageTokenKeys,
     Optional<URI> auditPushgateway,
-    AdmissionConfig admission) {
+    AdmissionConfig admission,
+    Optional<Integer> healthPort) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
@@ -81,28 +85,28 @@ public record ServiceConfig(
       int dynamoIoThreads, Duration shutdownDrain, Duration shutdownGrace, double hotKeyLogShare) {
     this(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable, pageTokenKey,
         dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, ALL_INTERFACES,
-        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of(), Optional.empty(), AdmissionConfig.DEFAULT);
+        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of(), Optional.empty(), AdmissionConfig.DEFAULT, Optional.empty());
   }
 
   /** The same service with other TLS settings. */
   public ServiceConfig withTls(TlsConfig tls) {
     return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission);
+        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort);
   }
 
   /** The same service with other admission settings. */
   public ServiceConfig withAdmission(AdmissionConfig admission) {
     return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission);
+        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort);
   }
 
   /** The same service, whose audit pushes its outcome to the Pushgateway at {@code pushgateway}. */
   public ServiceConfig withAuditPushgateway(URI pushgateway) {
     return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys, Optional.of(pushgateway), admission);
+        metricsBindAddress, tls, acceptedPageTokenKeys, Optional.of(pushgateway), admission, healthPort);
   }
 
   /** Where to listen: {@code 0.0.0.0} is the wildcard address (IPv4 and IPv6), anything else that address. */
@@ -150,7 +154,8 @@ public record ServiceConfig(
         TlsConfig.read(reader),
         reader.aesKeys("PAGE_TOKEN_ACCEPTED_KEYS"),
         reader.uri("AUDIT_PUSHGATEWAY_URL"),
-        AdmissionConfig.read(reader, AdmissionConfig.SERVICE_MAX_STREAMS));
+        AdmissionConfig.read(reader, AdmissionConfig.SERVICE_MAX_STREAMS),
+        reader.optionalPort("HEALTH_PORT"));
     if (config.pageTokenKey.isEmpty() && !config.acceptedPageTokenKeys.isEmpty()) {
       reader.problem("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY: a random key would seal tokens no other instance opens");
     }
@@ -162,6 +167,7 @@ public record ServiceConfig(
     return "service=" + serviceName
         + " grpc_port=" + grpcPort
         + " metrics_port=" + metricsPort
+        + " health_port=" + healthPort.map(String::valueOf).orElse("none")
         + " dynamodb_endpoint=" + dynamoEndpoint.map(URI::toString).orElse("aws")
         + " region=" + region
         + " table=" + tableName

@@ -13,7 +13,10 @@ import io.grpc.protobuf.ProtoServiceDescriptorSupplier;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
+import io.grpc.InsecureServerCredentials;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,6 +44,8 @@ public final class ServiceServer {
 
   private final Server server;
   private final HealthStatusManager health = new HealthStatusManager();
+  /** The plaintext, health-only port, when one is asked for ({@link #serveHealthOn}). */
+  private Server healthServer;
   private final List<String> serviceNames = new ArrayList<>();
   private final Duration shutdownDrain;
   private final Duration shutdownGrace;
@@ -95,8 +100,32 @@ public final class ServiceServer {
     RouteTable.of(supplier.getServiceDescriptor());
   }
 
+  /**
+   * Also serves {@code grpc.health.v1.Health}, and nothing else, in plaintext on {@code address}: kubelet's native
+   * gRPC probe speaks no TLS, and a probe that starts a JVM costs far more than a call (docs/kubernetes.md). It tells
+   * only whether the process serves, the same statuses as the main port, which turn NOT_SERVING as it stops.
+   * Call before {@link #start}.
+   */
+  public ServiceServer serveHealthOn(InetSocketAddress address) {
+    healthServer = NettyServerBuilder.forAddress(address, InsecureServerCredentials.create())
+        .addService(health.getHealthService())
+        .directExecutor()
+        .maxInboundMessageSize(1024)
+        .maxConcurrentCallsPerConnection(16)
+        .build();
+    return this;
+  }
+
+  /** The health-only port, or -1 where none is served. */
+  public int healthPort() {
+    return healthServer == null ? -1 : healthServer.getPort();
+  }
+
   public ServiceServer start() throws IOException {
     server.start();
+    if (healthServer != null) {
+      healthServer.start();
+    }
     for (String name : serviceNames) {
       health.setStatus(name, ServingStatus.SERVING);
     }
@@ -138,6 +167,16 @@ public final class ServiceServer {
     } catch (InterruptedException e) {
       server.shutdownNow();
       Thread.currentThread().interrupt();
+    } finally {
+      // Last: until the main port has stopped, probes keep hearing NOT_SERVING rather than a refused connection.
+      if (healthServer != null) {
+        healthServer.shutdownNow();
+        try {
+          healthServer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
     }
   }
 
