@@ -1,6 +1,5 @@
 package dev.warehouse.runtime.dynamo;
 
-import dev.warehouse.runtime.dynamo.SingleTable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

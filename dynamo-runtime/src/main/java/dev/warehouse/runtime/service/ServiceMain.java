@@ -1,8 +1,8 @@
 package dev.warehouse.runtime.service;
 
-import dev.warehouse.runtime.server.JvmSetup;
 import dev.warehouse.runtime.audit.AuditCommand;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.server.JvmSetup;
 import io.grpc.BindableService;
 import java.util.Arrays;
 import java.util.List;

@@ -1,23 +1,22 @@
 package dev.warehouse.runtime.service;
 
-import dev.warehouse.runtime.server.DaemonThreads;
-import dev.warehouse.runtime.server.Listening;
-import dev.warehouse.runtime.server.ServiceServer;
-
+import dev.warehouse.runtime.admin.AdminGrpcEndpoint;
 import dev.warehouse.runtime.admission.Admission;
 import dev.warehouse.runtime.admission.RouteLimiter;
-import dev.warehouse.runtime.admin.AdminGrpcEndpoint;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.discovery.EventLoops;
 import dev.warehouse.runtime.dynamo.DynamoCalls;
 import dev.warehouse.runtime.dynamo.DynamoClients;
+import dev.warehouse.runtime.dynamo.DynamoMetrics;
 import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.TableSetup;
 import dev.warehouse.runtime.hotkeys.HotKeys;
-import dev.warehouse.runtime.dynamo.DynamoMetrics;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.paging.PageTokenCodec;
+import dev.warehouse.runtime.server.DaemonThreads;
+import dev.warehouse.runtime.server.Listening;
+import dev.warehouse.runtime.server.ServiceServer;
 import dev.warehouse.runtime.tls.TlsMode;
 import dev.warehouse.runtime.tls.TransportSecurity;
 import io.grpc.BindableService;

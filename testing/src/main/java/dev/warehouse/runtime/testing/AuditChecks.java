@@ -1,11 +1,10 @@
 package dev.warehouse.runtime.testing;
 
-import dev.warehouse.testing.PushgatewayStub;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.audit.AuditCommand;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.testing.PushgatewayStub;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.ServerSocket;

@@ -1,10 +1,9 @@
 package dev.warehouse.runtime.testing;
 
-import dev.warehouse.testing.LogRecords;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.server.CdsTraining;
+import dev.warehouse.testing.LogRecords;
 import java.nio.file.Path;
 
 /** What every jar's {@code train-cds} run must do, checked the same way for each (its tests pass their run). */

@@ -1,14 +1,13 @@
 package dev.warehouse.runtime.testing;
 
-import dev.warehouse.runtime.routing.KeyTemplate;
-import dev.warehouse.runtime.routing.Route;
-import dev.warehouse.runtime.routing.RouteTable;
-
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonObject;
 import dev.warehouse.routing.v1.Operation;
+import dev.warehouse.runtime.routing.KeyTemplate;
+import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.routing.RouteTable;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;

@@ -1,10 +1,9 @@
 package dev.warehouse.runtime.testing;
 
-import dev.warehouse.runtime.routing.Route;
-import dev.warehouse.runtime.routing.RouteTable;
-
 import dev.warehouse.routing.v1.Consistency;
 import dev.warehouse.routing.v1.Operation;
+import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.routing.RouteTable;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Collectors;

@@ -2,8 +2,6 @@ package dev.warehouse.runtime.dynamo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.warehouse.runtime.dynamo.DynamoClients;
-import dev.warehouse.runtime.dynamo.TableSetup;
 import dev.warehouse.runtime.hotkeys.HotKeys;
 import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.TestServices;

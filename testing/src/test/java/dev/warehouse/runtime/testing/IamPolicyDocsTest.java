@@ -1,15 +1,13 @@
 package dev.warehouse.runtime.testing;
 
-import dev.warehouse.runtime.routing.RouteTable;
-import dev.warehouse.runtime.routing.KeyTemplate;
-
-
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.audit.PacedScan;
+import dev.warehouse.runtime.routing.KeyTemplate;
+import dev.warehouse.runtime.routing.RouteTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,12 +1,10 @@
 package dev.warehouse.runtime.testing;
 
-import dev.warehouse.runtime.routing.RouteTable;
-
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.order.v1.OrderServiceProto;
+import dev.warehouse.runtime.routing.RouteTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
