@@ -12,7 +12,6 @@ import dev.warehouse.order.OrderMain;
 import dev.warehouse.runtime.audit.AuditPushgateway;
 import dev.warehouse.runtime.audit.PacedScan;
 import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.server.HealthProbe;
 import dev.warehouse.runtime.tls.PeerIdentity;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TransportSecurity;
@@ -119,11 +118,6 @@ class KubernetesManifestsTest {
   private static final long MEASURED_HEAP = 256L << 20;
   /** Metaspace, code cache, threads' stacks and Netty's direct buffers: an allowance, not a measurement. */
   private static final long NON_HEAP = 160L << 20;
-  /**
-   * HealthProbe's JVM (-Xmx64m, C1 only, the image's class-data archive): about 103 MB resident, measured against
-   * a mutual-TLS service (95 MB without the archive, whose relocated pages it adds).
-   */
-  private static final long PROBE_JVM = 105L << 20;
   private static final ObjectMapper STRICT = strictMapper();
   private static final Map<String, Class<? extends HasMetadata>> KINDS = Map.of(
       "v1/Namespace", Namespace.class,
@@ -436,12 +430,10 @@ class KubernetesManifestsTest {
       Matcher percentage = MAX_RAM_PERCENTAGE.matcher(env.get(JVM_OPTIONS));
       assertThat(percentage.find()).isTrue();
       long heap = (long) (limit * Double.parseDouble(percentage.group(1)) / 100);
-      // What the processes are measured with, and room beside the heap for what is not heap, plus two exec
-      // probes' JVMs at once (readiness and liveness are not serialized) where the probes are exec'd.
-      boolean execProbes = container(overlay, name).getReadinessProbe().getExec() != null;
+      // What the processes are measured with, and room beside the heap for what is not heap (no probe runs a JVM
+      // beside it: everyJvmOfTheImages_startsFromTheImagesArchive).
       assertThat(heap).as(overlay + " " + name + " heap").isGreaterThanOrEqualTo(MEASURED_HEAP);
-      assertThat(limit - heap).as(overlay + " " + name + " memory beside the heap")
-          .isGreaterThanOrEqualTo(NON_HEAP + (execProbes ? 2 * PROBE_JVM : 0));
+      assertThat(limit - heap).as(overlay + " " + name + " memory beside the heap").isGreaterThanOrEqualTo(NON_HEAP);
 
       // Every setting but the files (checked below against the mounts) passes the process's own checks.
       Map<String, String> settings = new HashMap<>(env);
