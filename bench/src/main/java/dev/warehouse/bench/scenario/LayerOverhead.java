@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.HdrHistogram.Histogram;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
@@ -308,8 +309,8 @@ public final class LayerOverhead {
   }
 
   /** A target row: the gateway's figure, nginx's, their ratio, and whether the gateway's is at most {@code times} nginx's. */
-  static List<String> relative(String target, double gateway, double nginx, double times, String unit) {
-    String ratio = nginx > 0 ? String.format(java.util.Locale.ROOT, "%.2f×", gateway / nginx) : "—";
+  private static List<String> relative(String target, double gateway, double nginx, double times, String unit) {
+    String ratio = nginx > 0 ? String.format(Locale.ROOT, "%.2f×", gateway / nginx) : "—";
     return List.of(target, num(gateway) + unit, num(nginx) + unit, ratio, gateway <= times * Math.max(0, nginx) ? "yes" : "**no**");
   }
 

@@ -83,11 +83,13 @@ public final class ProxyComparison {
       double direct50 = Medians.of(latency.get("direct"), Summary::p50);
       double direct99 = Medians.of(latency.get("direct"), Summary::p99);
       Map<String, Double> rpsPerCore = new LinkedHashMap<>();
+      Map<String, Double> okPerSecond = new LinkedHashMap<>();
       Map<String, Double> microsPerCall = new LinkedHashMap<>();
       for (String route : ROUTES) {
         double p50 = Medians.of(latency.get(route), Summary::p50);
         double p99 = Medians.of(latency.get(route), Summary::p99);
         double rps = Medians.of(throughput.get(route), Summary::throughput);
+        okPerSecond.put(route, rps);
         double core = Medians.of(perCore.get(route).stream().mapToDouble(Double::doubleValue));
         rpsPerCore.put(route, core);
         microsPerCall.put(route, Medians.of(cpuPerCall.get(route).stream().mapToDouble(Double::doubleValue)));
@@ -98,8 +100,6 @@ public final class ProxyComparison {
                 + latency.get(route).stream().mapToLong(Summary::errorCount).sum())));
       }
       boolean met = rpsPerCore.get("gateway") >= rpsPerCore.get("nginx");
-      double gatewayRps = Medians.of(throughput.get("gateway"), Summary::throughput);
-      double nginxRps = Medians.of(throughput.get("nginx"), Summary::throughput);
       long refused = throughput.get("gateway").stream().mapToLong(Summary::errorCount).sum();
       report.heading("2. Gateway against a peer proxy (nginx grpc_pass)")
           .paragraph("GetSerialItem forwarded to a stand-in backend with canned answers (so the store is out of the "
@@ -115,7 +115,8 @@ public final class ProxyComparison {
               List.of("gateway at least as fast as nginx (req per CPU-second)",
                   num(rpsPerCore.get("gateway")) + " vs " + num(rpsPerCore.get("nginx")), met ? "yes" : "no"),
               List.of("gateway's throughput ≥ nginx's (OK answers/s, closed loop; issue 23)",
-                  num(gatewayRps) + " vs " + num(nginxRps), gatewayRps >= nginxRps ? "yes" : "**no**")))
+                  num(okPerSecond.get("gateway")) + " vs " + num(okPerSecond.get("nginx")),
+                  okPerSecond.get("gateway") >= okPerSecond.get("nginx") ? "yes" : "**no**")))
           .paragraph("Throughput counts OK answers only. " + (refused == 0 ? "The gateway refused none of the closed loop's calls."
               : "The gateway refused " + refused + " of the closed loop's calls (its adaptive limit for the backend, "
                   + "RESOURCE_EXHAUSTED, counted in the errors column): " + settings.proxyConcurrency() + " callers "
