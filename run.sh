@@ -27,7 +27,6 @@ mkdir -p "$LOGS"
 
 # moto's server at its pinned version (tools/python-requirements.txt): the machine's, or installed into .venv.
 source tools/python-env.sh
-PYTHON="$MOTO_PYTHON"
 
 if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-service/target/order-service.jar ] \
     || [ ! -f gateway/target/gateway.jar ]; then
@@ -82,7 +81,7 @@ wait_for_port() { # name port pid
   exit 1
 }
 
-"$PYTHON" tools/moto/serialized_moto_server.py --host 127.0.0.1 --port "$MOTO_PORT" >"$LOGS/moto.log" 2>&1 &
+"$MOTO_PYTHON" tools/moto/serialized_moto_server.py --host 127.0.0.1 --port "$MOTO_PORT" >"$LOGS/moto.log" 2>&1 &
 pids+=($!)
 wait_for_port moto "$MOTO_PORT" "${pids[-1]}"
 

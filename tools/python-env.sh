@@ -1,4 +1,4 @@
-# Sourced by ./test.sh and ./run.sh: sets MOTO_PYTHON (a python with moto's server) and CFN_LINT (cfn-lint), at
+# Sourced by ./test.sh, ./run.sh and ./bench.sh: sets MOTO_PYTHON (a python with moto's server) and CFN_LINT (cfn-lint), at
 # the versions in tools/python-requirements.txt. The machine's python3 is used when it has them already (or
 # MOTO_PYTHON names one that does); otherwise they are installed into a project-local environment, .venv.
 
