@@ -1,18 +1,27 @@
 # One image per deployable: docker build --build-arg MODULE=inventory-service|order-service|gateway .
-# Stage 1 builds the module's runnable jar with the Maven wrapper; stage 2 trains its class-data-sharing archive
-# and runs it on a JRE as a non-root user.
+# Stage 1 builds the module's runnable jar with the Maven wrapper; the last stage trains its class-data-sharing
+# archive and runs it on a JRE as a non-root user. The development stack's one-shot commands have an image of
+# their own, which no production image contains: docker build --target dev-kit --build-arg MODULE=dev-kit .
 FROM eclipse-temurin:17-jdk-jammy AS build
 WORKDIR /src
 COPY . .
 ARG MODULE
 RUN --mount=type=cache,target=/root/.m2 ./mvnw -B -q -DskipTests -pl "${MODULE}" -am package
 
+# The dev kit (certs, dev-tokens, load-demo-data), as compose's one-shot services run it. The directories are
+# where compose mounts the volumes they write: a new volume takes its directory's owner, so the non-root user
+# can write them, and the servers (the same user) read them.
+FROM eclipse-temurin:17-jre-jammy AS dev-kit
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app \
+    && mkdir -p /ca /auth /out/gateway /out/inventory-service /out/order-service \
+    && chown app /ca /auth /out/gateway /out/inventory-service /out/order-service
+COPY --from=build /src/dev-kit/target/dev-kit.jar /app/dev-kit.jar
+USER 10001
+ENTRYPOINT ["java", "-jar", "/app/dev-kit.jar"]
+
 FROM eclipse-temurin:17-jre-jammy
 ARG MODULE
-# /certs and /auth are where compose mounts the certificates and dev-auth volumes: a new volume takes its
-# directory's owner, so the non-root user can write them (the one-shot certs and dev-tokens) and read them.
-RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app \
-    && mkdir /certs && chown app /certs && mkdir /auth && chown app /auth
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app
 WORKDIR /app
 COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar
 # The class-data-sharing archive: the jar's training run (train-cds: its real start on loopback, with a

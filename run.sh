@@ -29,8 +29,8 @@ mkdir -p "$LOGS"
 source tools/python-env.sh
 
 if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-service/target/order-service.jar ] \
-    || [ ! -f gateway/target/gateway.jar ]; then
-  echo "building the service jars (first run) ..."
+    || [ ! -f gateway/target/gateway.jar ] || [ ! -f dev-kit/target/dev-kit.jar ]; then
+  echo "building the jars (first run) ..."
   ./mvnw -B -q -DskipTests package
 fi
 
@@ -54,9 +54,12 @@ cds() {
   if [ -f "$1/target/$1.jsa" ]; then echo "-XX:SharedArchiveFile=$1/target/$1.jsa -Xshare:auto"; fi
 }
 
+# The dev kit (dev-kit.jar, kept out of the production jars) makes the local credentials and loads the demo data.
+DEV_KIT=(java -jar dev-kit/target/dev-kit.jar)
+
 # A local CA and one certificate per process, made on first start and reused after (renewed when close
 # to expiry). The project's own code makes them: nothing else to install.
-java $(cds gateway) -jar gateway/target/gateway.jar certs "$CERTS"
+"${DEV_KIT[@]}" certs "$CERTS"
 GATEWAY_ID=spiffe://warehouse.local/gateway
 SERVICE_IDS=spiffe://warehouse.local/inventory-service,spiffe://warehouse.local/order-service
 
@@ -114,7 +117,7 @@ wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
 # The gateway reads the key's public JWKS; the tokens, one per role, are for you and the demo loader.
 # The private key is never written; tokens and JWKS stay under target/, which git ignores.
 AUTH_DIR="${AUTH_DIR:-target/run-auth}"
-java $(cds gateway) -jar gateway/target/gateway.jar dev-tokens "$AUTH_DIR" deploy/auth/policy.dev.yaml >"$LOGS/dev-tokens.log"
+"${DEV_KIT[@]}" dev-tokens "$AUTH_DIR" deploy/auth/policy.dev.yaml >"$LOGS/dev-tokens.log"
 export AUTH_POLICY_FILE=deploy/auth/policy.dev.yaml AUTH_JWKS_FILE="$AUTH_DIR/jwks.json" \
   AUTH_JWT_ISSUER=warehouse-dev AUTH_JWT_AUDIENCE=warehouse-gateway
 
@@ -131,11 +134,11 @@ wait_for_port gateway "$GATEWAY_GRPC_PORT" "${pids[-1]}"
 
 # Waits until every service is SERVING through the gateway, then writes what is missing.
 if [ "$GATEWAY_TLS" = true ]; then
-  java $(cds gateway) -jar gateway/target/gateway.jar load-demo-data --cacert "$CERTS/ca.pem" --cert "$CERTS/client.pem" \
+  "${DEV_KIT[@]}" load-demo-data --cacert "$CERTS/ca.pem" --cert "$CERTS/client.pem" \
     --key "$CERTS/client-key.pem" --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT"
   GRPCURL="grpcurl -cacert $CERTS/ca.pem -cert $CERTS/client.pem -key $CERTS/client-key.pem"
 else
-  java $(cds gateway) -jar gateway/target/gateway.jar load-demo-data --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT"
+  "${DEV_KIT[@]}" load-demo-data --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT"
   GRPCURL="grpcurl -plaintext"
 fi
 GRPCURL="$GRPCURL -H \"authorization: Bearer \$TOKEN\""
@@ -147,7 +150,7 @@ cat <<INFO
   inventory-service   127.0.0.1:$INVENTORY_GRPC_PORT (mtls: gateway; reservations: order-service)   metrics http://127.0.0.1:$INVENTORY_METRICS_PORT/metrics
   order-service       127.0.0.1:$ORDER_GRPC_PORT (mtls, gateway only)   metrics http://127.0.0.1:$ORDER_METRICS_PORT/metrics
   moto (DynamoDB)     http://127.0.0.1:$MOTO_PORT
-  certificates        $CERTS/ (local CA; rotate: java -jar gateway/target/gateway.jar certs $CERTS --renew)
+  certificates        $CERTS/ (local CA; rotate: java -jar dev-kit/target/dev-kit.jar certs $CERTS --renew)
   logs                $LOGS/
 
 Every call but health needs a token; one per role of deploy/auth/policy.dev.yaml, valid 12 h ($AUTH_DIR/):

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Makes the local overlay's development credentials in secrets/ (ignored by git), with the project's own
-# commands, as run.sh and compose do: a local CA and a certificate per process (gateway.jar certs), a
-# signing key's public JWKS and one token per role of the development policy (gateway.jar dev-tokens),
+# commands, as run.sh and compose do: a local CA and a certificate per process (dev-kit.jar certs), a
+# signing key's public JWKS and one token per role of the development policy (dev-kit.jar dev-tokens),
 # and a page-token key. Run again to renew what is about to expire and sign new tokens.
-# Needs the gateway's jar: ./mvnw -B -q -DskipTests -pl gateway -am package
+# Needs the dev kit's jar: ./mvnw -B -q -DskipTests -pl dev-kit -am package
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../../.." && pwd)"
-jar="$root/gateway/target/gateway.jar"
+jar="$root/dev-kit/target/dev-kit.jar"
 out="$here/secrets"
-[ -f "$jar" ] || { echo "missing $jar: ./mvnw -B -q -DskipTests -pl gateway -am package" >&2; exit 1; }
+[ -f "$jar" ] || { echo "missing $jar: ./mvnw -B -q -DskipTests -pl dev-kit -am package" >&2; exit 1; }
 mkdir -p "$out/certs" "$out/auth"
 chmod 700 "$out"
 java -jar "$jar" certs "$out/certs"

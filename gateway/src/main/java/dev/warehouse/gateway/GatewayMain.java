@@ -1,9 +1,14 @@
 package dev.warehouse.gateway;
 
-import dev.warehouse.gateway.auth.AccessPolicy;
-import dev.warehouse.gateway.tools.CertsCommand;
-import dev.warehouse.gateway.tools.DemoData;
-import dev.warehouse.gateway.tools.DevTokens;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.crypto.ECDSASigner;
+import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.ECKey;
+import com.nimbusds.jose.jwk.JWKSet;
+import com.nimbusds.jose.jwk.gen.ECKeyGenerator;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.v1.GetOrderRequest;
@@ -17,7 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
+import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -25,11 +30,9 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * Starts the gateway ({@code java -jar gateway.jar}), loads the demo data through a running gateway
- * ({@code java -jar gateway.jar load-demo-data [options] [host:port]}), makes the local CA and
- * certificates ({@code java -jar gateway.jar certs DIR [--renew]}), writes development credentials
- * ({@code java -jar gateway.jar dev-tokens DIR POLICY_FILE}), or makes the training run of its class-data-sharing
- * archive ({@code java -jar gateway.jar train-cds}, {@link CdsTraining}).
+ * Starts the gateway ({@code java -jar gateway.jar}), or makes the training run of its class-data-sharing archive
+ * ({@code java -jar gateway.jar train-cds}, {@link CdsTraining}). The development stack's certificates, tokens and
+ * demo data are the dev kit's ({@code dev-kit.jar}), not the gateway's.
  */
 public final class GatewayMain {
 
@@ -39,19 +42,12 @@ public final class GatewayMain {
   }
 
   private static final Logger log = Logger.getLogger(GatewayMain.class.getName());
+  private static final String TRAINING_ISSUER = "cds-training";
+  private static final String TRAINING_AUDIENCE = "cds-training";
 
   private GatewayMain() {}
 
   public static void main(String[] args) throws Exception {
-    if (args.length > 0 && args[0].equals("load-demo-data")) {
-      System.exit(DemoData.run(Arrays.copyOfRange(args, 1, args.length), System.out));
-    }
-    if (args.length > 0 && args[0].equals("certs")) {
-      System.exit(CertsCommand.run(Arrays.copyOfRange(args, 1, args.length), System.out));
-    }
-    if (args.length > 0 && args[0].equals("dev-tokens")) {
-      System.exit(DevTokens.run(Arrays.copyOfRange(args, 1, args.length), System.out));
-    }
     // Before anything looks a name up: the JVM reads its cache settings once.
     AddressLookup.disableJvmCache();
     if (CdsTraining.requested(args)) {
@@ -80,11 +76,17 @@ public final class GatewayMain {
     Files.writeString(policy, "roles:\n  training:\n"
         + "    - " + InventoryServiceGrpc.SERVICE_NAME + "/GetProductInventory\n"
         + "    - " + OrderServiceGrpc.SERVICE_NAME + "/GetOrder\n");
-    Path auth = training.dir().resolve("auth");
-    DevTokens.write(auth, AccessPolicy.read(policy), Duration.ofHours(1), Instant.now());
+    // A throwaway key: its JWKS for the gateway to read, one token for the calls; the key dies with the run.
+    ECKey key = new ECKeyGenerator(Curve.P_256).keyID("cds-training").algorithm(JWSAlgorithm.ES256).generate();
+    Path jwks = Files.writeString(training.dir().resolve("jwks.json"), new JWKSet(key.toPublicJWK()).toString());
+    Instant now = Instant.now();
+    SignedJWT jwt = new SignedJWT(new JWSHeader.Builder(JWSAlgorithm.ES256).keyID(key.getKeyID()).build(),
+        new JWTClaimsSet.Builder().issuer(TRAINING_ISSUER).audience(TRAINING_AUDIENCE).subject("cds-training")
+            .claim("roles", List.of("training")).issueTime(Date.from(now)).expirationTime(Date.from(now.plus(Duration.ofHours(1))))
+            .build());
+    jwt.sign(new ECDSASigner(key));
     Metadata token = new Metadata();
-    token.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER),
-        "Bearer " + Files.readString(auth.resolve("training.jwt")).strip());
+    token.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + jwt.serialize());
     Map<String, String> env = training.environment();
     String backends = training.unreachableAddress();
     env.put("INVENTORY_ADDRESSES", backends);
@@ -93,9 +95,9 @@ public final class GatewayMain {
     env.put("BACKEND_TRUSTED_PEERS", CdsTraining.IDENTITY);
     env.put("AUTH_MODE", "jwt");
     env.put("AUTH_POLICY_FILE", policy.toString());
-    env.put("AUTH_JWKS_FILE", auth.resolve(DevTokens.JWKS_FILE).toString());
-    env.put("AUTH_JWT_ISSUER", DevTokens.ISSUER);
-    env.put("AUTH_JWT_AUDIENCE", DevTokens.AUDIENCE);
+    env.put("AUTH_JWKS_FILE", jwks.toString());
+    env.put("AUTH_JWT_ISSUER", TRAINING_ISSUER);
+    env.put("AUTH_JWT_AUDIENCE", TRAINING_AUDIENCE);
     try (GatewayProcess gateway = GatewayProcess.start(GatewayConfig.fromEnvironment(env))) {
       training.probe(gateway.grpcPort());
       training.call(gateway.grpcPort(), List.of(

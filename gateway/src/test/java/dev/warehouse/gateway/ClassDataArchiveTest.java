@@ -55,7 +55,7 @@ class ClassDataArchiveTest {
         .isGreaterThan(dockerfile.indexOf("COPY --from=build", runtimeStage));
 
     Matcher entrypoint = ENTRYPOINT.matcher(dockerfile);
-    assertThat(entrypoint.find()).isTrue();
+    assertThat(entrypoint.find(runtimeStage)).as("the runtime stage's ENTRYPOINT").isTrue();
     List<String> command = new ArrayList<>();
     for (String part : entrypoint.group(1).split(",")) {
       command.add(part.strip().replaceAll("^\"|\"$", ""));
@@ -98,7 +98,7 @@ class ClassDataArchiveTest {
     assertThat(run).contains("java -XX:ArchiveClassesAtExit=\"$archive\" -jar \"$jar\" " + CdsTraining.COMMAND)
         .contains("archive=\"$module/target/$module.jsa\"")
         .contains("echo \"-XX:SharedArchiveFile=$1/target/$1.jsa -Xshare:auto\"");
-    // Every JVM of one of the jars, the services and the one-shot commands alike.
+    // Every JVM of one of the services' jars (the dev kit's one-shot commands have no archive).
     Matcher launch = Pattern.compile("(?m)^\\s*java (.*?)-jar (\\S+)/target/(\\S+)\\.jar").matcher(run);
     int launches = 0;
     while (launch.find()) {
@@ -106,6 +106,6 @@ class ClassDataArchiveTest {
       assertThat(launch.group(2)).isEqualTo(launch.group(3));
       assertThat(launch.group(1)).as("run.sh: " + launch.group()).contains("$(cds " + launch.group(2) + ")");
     }
-    assertThat(launches).as("the three services and the gateway's one-shot commands").isGreaterThanOrEqualTo(6);
+    assertThat(launches).as("the three services").isGreaterThanOrEqualTo(3);
   }
 }

@@ -2,11 +2,13 @@ package dev.warehouse.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.assertj.core.api.InstanceOfAssertFactories;
+
 import dev.warehouse.gateway.auth.AccessPolicy;
 import dev.warehouse.gateway.auth.AuthMode;
-import dev.warehouse.gateway.tools.DevTokens;
-import dev.warehouse.gateway.tools.CertsCommand;
-import dev.warehouse.gateway.tools.LocalCa;
+import dev.warehouse.devkit.DevTokens;
+import dev.warehouse.devkit.CertsCommand;
+import dev.warehouse.devkit.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.order.OrderMain;
 import dev.warehouse.runtime.config.ServiceConfig;
@@ -15,11 +17,13 @@ import dev.warehouse.runtime.tls.PeerIdentity;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TransportSecurity;
 import dev.warehouse.runtime.tls.TrustedPeers;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -34,14 +38,17 @@ import org.yaml.snakeyaml.Yaml;
 /**
  * No Docker engine runs here, so docker-compose.yml is kept honest by reading it: every variable it
  * sets is one the process reads, ports agree with the processes' defaults, the health checks, the
- * Prometheus targets and the local stack (run.sh), every file it mounts or builds from exists, and its
- * TLS settings name the files and identities the {@code certs} service makes and hold together.
+ * Prometheus targets and the local stack (run.sh), every file it mounts or builds from exists, its
+ * TLS settings name the files and identities the {@code certs} service makes and hold together, each
+ * container sees only its own key, and nothing but the gateway could be published beyond loopback.
  */
 class ComposeFileTest {
 
   private static final Path ROOT = StackProcess.ROOT;
   private static final Pattern COMPOSE_DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(us|ms|s|m|h)");
   private static final String CERTS_MOUNT = "/certs";
+  private static final String DEV_KIT_IMAGE = "warehouse/dev-kit:local";
+  private static final List<String> SERVERS = List.of("inventory-service", "order-service", "gateway");
   private static Map<String, Object> compose;
   private static Map<String, Map<String, Object>> services;
 
@@ -123,10 +130,8 @@ class ComposeFileTest {
     assertThat(variables).as(name + " reads").containsAll(env(name).keySet());
     assertThat(env(name)).containsEntry("GRPC_PORT", Integer.toString(grpcPort))
         .containsEntry("METRICS_PORT", Integer.toString(metricsPort));
-    // A plaintext gRPC port is published on the host's loopback only, as run.sh binds it.
-    String grpcPublished = env(name).getOrDefault("GRPC_TLS_MODE", "plaintext").equals("plaintext")
-        ? "127.0.0.1:" + grpcPort + ":" + grpcPort : grpcPort + ":" + grpcPort;
-    assertThat(list(name, "ports")).contains(grpcPublished, metricsPort + ":" + metricsPort);
+    assertThat(list(name, "ports")).containsExactlyInAnyOrder(
+        "127.0.0.1:" + grpcPort + ":" + grpcPort, "127.0.0.1:" + metricsPort + ":" + metricsPort);
     List<String> probe = new ArrayList<>(List.of("CMD", "java"));
     probe.addAll(ClassDataArchiveTest.imageFlags());
     probe.addAll(List.of("-cp", "/app/app.jar", HealthProbe.class.getName(), Integer.toString(grpcPort)));
@@ -199,7 +204,7 @@ class ComposeFileTest {
         .containsEntry("ORDER_ADDRESSES", "order-service:" + env("order-service").get("GRPC_PORT"));
     assertThat(list("init", "command")).containsExactly("load-demo-data", "--token-file", "/auth/admin.jwt",
         "gateway:" + env("gateway").get("GRPC_PORT"));
-    assertThat(services.get("init").get("image")).isEqualTo(services.get("gateway").get("image"));
+    assertThat(services.get("init").get("image")).isEqualTo(DEV_KIT_IMAGE);
   }
 
   /** A one-shot service (restart "no") is waited for until it finished well; every other until healthy. */
@@ -254,42 +259,93 @@ class ComposeFileTest {
     assertThat(devTokens.get(2)).isEqualTo(gateway.get("AUTH_POLICY_FILE"));
     assertThat(ROOT.resolve("deploy/auth/policy.dev.yaml")).isRegularFile();
     assertThat(AccessPolicy.read(ROOT.resolve("deploy/auth/policy.dev.yaml")).roles()).contains("admin");
-    assertThat(Files.readString(ROOT.resolve("Dockerfile"))).contains("mkdir " + authDir + " && chown app " + authDir);
+    // A new volume takes the owner of the image's directory: the dev kit's non-root user must own it to write there.
+    assertThat(devKitStage()).containsPattern("mkdir -p [^\\n]* " + authDir + " ").containsPattern("chown app [^\\n]* " + authDir + " ");
 
     assertThat(Files.readString(ROOT.resolve("run.sh"))).contains("AUTH_JWT_ISSUER=" + DevTokens.ISSUER,
         "AUTH_JWT_AUDIENCE=" + DevTokens.AUDIENCE, "deploy/auth/policy.dev.yaml", "--token-file");
   }
 
+  /** The dev kit's one-shots (certs, dev-tokens, init) run its own image, built from the Dockerfile's dev-kit stage. */
   @Test
   @SuppressWarnings("unchecked")
-  void certs_isAOneShotOfTheGatewayImage_writingTheVolumeThatTheServersReadOnly() throws IOException {
-    assertThat(list("certs", "command")).containsExactly("certs", CERTS_MOUNT);
-    assertThat(services.get("certs").get("image")).isEqualTo(services.get("gateway").get("image"));
-    assertThat(services.get("certs").get("restart")).isEqualTo("no");
-    assertThat(list("certs", "volumes")).containsExactly("certs:" + CERTS_MOUNT);
-    assertThat((Map<String, Object>) compose.get("volumes")).containsKey("certs");
-    for (String name : List.of("inventory-service", "order-service", "gateway")) {
-      assertThat(list(name, "volumes")).as(name).contains("certs:" + CERTS_MOUNT + ":ro");
-      assertThat((Map<String, Object>) services.get(name).get("depends_on")).as(name).containsKey("certs");
+  void oneShots_runTheDevKitImage_andNoServerDoes() throws IOException {
+    for (String oneShot : List.of("certs", "dev-tokens", "init")) {
+      assertThat(services.get(oneShot).get("image")).as(oneShot).isEqualTo(DEV_KIT_IMAGE);
+      assertThat(services.get(oneShot).get("restart")).as(oneShot).isEqualTo("no");
+      Map<String, Object> build = (Map<String, Object>) services.get(oneShot).get("build");
+      assertThat(build).as(oneShot).containsEntry("target", "dev-kit");
+      assertThat(buildModule(oneShot)).isEqualTo("dev-kit");
     }
-    // A new volume takes the owner of the image's directory: the non-root user must own it to write there.
-    assertThat(Files.readString(ROOT.resolve("Dockerfile"))).contains("mkdir " + CERTS_MOUNT + " && chown app " + CERTS_MOUNT);
+    for (String server : SERVERS) {
+      assertThat(services.get(server).get("image")).as(server).isNotEqualTo(DEV_KIT_IMAGE);
+      assertThat(services.get(server)).as(server).doesNotContainKey("command"); // the image's own process
+    }
+    assertThat(devKitStage()).contains("COPY --from=build /src/dev-kit/target/dev-kit.jar");
   }
 
   /**
-   * The TLS settings, with the certificates the {@code certs} service makes in place of the volume: each
-   * process's configuration reads and loads (files exist, keys match), each presents its own identity,
+   * Each container sees only its own private key: the certs one-shot runs (its command, with its mounts
+   * re-rooted in a temporary directory), and every long-running container's mounts are then listed as it would
+   * see them. The CA's key is in no long-running container, and no key of one process in another's.
+   */
+  @Test
+  void eachLongRunningContainer_seesOnlyItsOwnKey_andNeverTheCasKey(@TempDir Path root) throws IOException {
+    Map<String, Path> volumes = runCerts(root);
+    services.forEach((name, service) -> {
+      if ("no".equals(service.get("restart"))) {
+        return; // a one-shot: gone once done
+      }
+      List<String> keys = new ArrayList<>();
+      for (String mount : mounts(name)) {
+        String[] parts = mount.split(":");
+        Path seen = volumes.containsKey(parts[0]) ? volumes.get(parts[0])
+            : parts[0].startsWith("./") ? ROOT.resolve(parts[0].substring(2)) : null;
+        if (seen != null && Files.isDirectory(seen)) {
+          try (var files = Files.walk(seen)) {
+            files.map(file -> file.getFileName().toString()).filter(file -> file.endsWith("-key.pem")).forEach(keys::add);
+          } catch (IOException e) {
+            throw new AssertionError(e);
+          }
+        }
+      }
+      assertThat(keys).as(name + "'s private keys").isSubsetOf(name + "-key.pem").doesNotContain("ca-key.pem");
+      if (SERVERS.contains(name)) {
+        assertThat(keys).as(name + " has its own key").containsExactly(name + "-key.pem");
+      }
+    });
+  }
+
+  /** Only the gateway's client port may be published beyond the host's loopback (and here it is not either). */
+  @Test
+  void everyPublishedPort_isOnTheHostsLoopback_butTheGatewaysClientPort() {
+    String gatewayClientPort = env("gateway").get("GRPC_PORT");
+    services.forEach((name, service) -> {
+      for (String port : list(name, "ports") == null ? List.<String>of() : list(name, "ports")) {
+        boolean gatewayClient = name.equals("gateway") && port.endsWith(":" + gatewayClientPort);
+        if (!gatewayClient) {
+          assertThat(port).as(name + " publishes " + port).startsWith("127.0.0.1:");
+        }
+      }
+    });
+  }
+
+  /**
+   * The TLS settings, with the certificates the {@code certs} one-shot makes in place of each process's volume:
+   * each process's configuration reads and loads (files exist, keys match), each presents its own identity,
    * the services trust only the gateway's, and the gateway checks exactly the services' identities.
    */
   @Test
-  void tlsSettings_nameTheCertificatesTheCertsServiceMakes_andHoldTogether(@TempDir Path volume) throws Exception {
-    CertsCommand.ensure(volume, false, Instant.now());
+  void tlsSettings_nameTheCertificatesTheCertsServiceMakes_andHoldTogether(@TempDir Path root) throws Exception {
+    Map<String, Path> volumes = runCerts(root);
     Map<String, String> identities = new HashMap<>();
-    for (String name : List.of("inventory-service", "order-service", "gateway")) {
+    for (String name : SERVERS) {
+      Path own = mounts(name).stream().map(mount -> mount.split(":"))
+          .filter(parts -> parts[1].equals(CERTS_MOUNT)).map(parts -> volumes.get(parts[0])).findFirst().orElseThrow();
       Map<String, String> tls = new HashMap<>();
       env(name).forEach((variable, value) -> {
         if (variable.startsWith("TLS_") || variable.startsWith("GRPC_TLS_") || variable.startsWith("BACKEND_")) {
-          tls.put(variable, value.startsWith(CERTS_MOUNT + "/") ? volume + value.substring(CERTS_MOUNT.length()) : value);
+          tls.put(variable, value.startsWith(CERTS_MOUNT + "/") ? own + value.substring(CERTS_MOUNT.length()) : value);
         }
       });
       TlsConfig config = TlsConfig.fromEnvironment(tls);
@@ -306,6 +362,35 @@ class ComposeFileTest {
     assertThat(env("gateway")).containsEntry("BACKEND_TLS_MODE", "mtls");
     assertThat(List.of(env("gateway").get("BACKEND_TRUSTED_PEERS").split(",")))
         .containsExactlyInAnyOrder(identities.get("inventory-service"), identities.get("order-service"));
+  }
+
+  /** Runs the certs one-shot's command with its mounts under {@code root}; returns each named volume's directory. */
+  private static Map<String, Path> runCerts(Path root) {
+    Map<String, Path> volumes = new HashMap<>();
+    for (String mount : mounts("certs")) {
+      String[] parts = mount.split(":");
+      assertThat(compose.get("volumes")).as("named volume " + parts[0]).asInstanceOf(InstanceOfAssertFactories.MAP).containsKey(parts[0]);
+      volumes.put(parts[0], root.resolve(parts[1].substring(1)));
+    }
+    List<String> command = list("certs", "command");
+    assertThat(command.get(0)).isEqualTo("certs");
+    String[] args = command.stream().skip(1)
+        .map(arg -> arg.startsWith("/") ? root.resolve(arg.substring(1)).toString() : arg).toArray(String[]::new);
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    assertThat(CertsCommand.run(args, new PrintStream(out, true, StandardCharsets.UTF_8))).as(out.toString()).isZero();
+    return volumes;
+  }
+
+  private static List<String> mounts(String service) {
+    return list(service, "volumes") == null ? List.of() : list(service, "volumes");
+  }
+
+  /** The Dockerfile's dev-kit stage: from its FROM line to the next. */
+  private static String devKitStage() throws IOException {
+    String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
+    int from = dockerfile.indexOf(" AS dev-kit\n");
+    assertThat(from).as("the Dockerfile's dev-kit stage").isPositive();
+    return dockerfile.substring(from, dockerfile.indexOf("\nFROM ", from));
   }
 
   @Test
@@ -325,8 +410,9 @@ class ComposeFileTest {
   }
 
   @Test
-  void grafana_isProvisioned_withAnonymousViewers() throws IOException {
-    assertThat(env("grafana")).containsEntry("GF_AUTH_ANONYMOUS_ENABLED", "true").containsEntry("GF_AUTH_ANONYMOUS_ORG_ROLE", "Viewer");
+  void grafana_isProvisioned_withAnonymousViewers_whoCannotEdit() throws IOException {
+    assertThat(env("grafana")).containsEntry("GF_AUTH_ANONYMOUS_ENABLED", "true").containsEntry("GF_AUTH_ANONYMOUS_ORG_ROLE", "Viewer")
+        .containsEntry("GF_USERS_VIEWERS_CAN_EDIT", "false").containsEntry("GF_USERS_ALLOW_SIGN_UP", "false");
     assertThat(list("grafana", "volumes")).contains(
         "./deploy/grafana/provisioning:/etc/grafana/provisioning:ro", "./deploy/grafana/dashboards:/var/lib/grafana/dashboards:ro");
     assertThat(Files.readString(ROOT.resolve("deploy/grafana/provisioning/datasources/prometheus.yml")))
@@ -341,8 +427,10 @@ class ComposeFileTest {
     String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
     assertThat(dockerfile).contains("AS build", "./mvnw", "-pl \"${MODULE}\"", "COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar",
         "USER 10001", "\"-jar\", \"/app/app.jar\"]");
+    // build, the dev kit's stage, and the production stage last: the image a build without --target makes.
     assertThat(dockerfile.lines().filter(l -> l.startsWith("FROM ")).toList())
-        .hasSize(2).last().asString().contains("jre");
+        .hasSize(3).last().asString().contains("jre").doesNotContain(" AS ");
+    assertThat(dockerfile.substring(dockerfile.lastIndexOf("\nFROM "))).doesNotContain("dev-kit", "/certs", "/auth");
     // The jar the image copies is the one each module's build makes: target/<artifactId>.jar, artifactId = folder.
     assertThat(Files.readString(ROOT.resolve("pom.xml"))).contains("<finalName>${project.artifactId}</finalName>");
     for (String module : List.of("inventory-service", "order-service", "gateway")) {
@@ -356,7 +444,7 @@ class ComposeFileTest {
     // The same identities and modes as compose.
     assertThat(run).contains("GATEWAY_ID=" + env("inventory-service").get("TLS_TRUSTED_PEERS"),
         "SERVICE_IDS=" + env("gateway").get("BACKEND_TRUSTED_PEERS"), "GRPC_TLS_MODE=mtls", "BACKEND_TLS_MODE=mtls",
-        "gateway.jar certs");
+        "DEV_KIT=(java -jar dev-kit/target/dev-kit.jar)", "\"${DEV_KIT[@]}\" certs \"$CERTS\"");
     assertThat(run).contains("GATEWAY_GRPC_PORT:-" + env("gateway").get("GRPC_PORT"),
         "GATEWAY_METRICS_PORT:-" + env("gateway").get("METRICS_PORT"),
         "INVENTORY_GRPC_PORT:-" + env("inventory-service").get("GRPC_PORT"),

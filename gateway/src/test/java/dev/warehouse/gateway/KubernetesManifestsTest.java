@@ -3,10 +3,9 @@ package dev.warehouse.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.warehouse.gateway.auth.AccessPolicy;
-import dev.warehouse.gateway.tools.CertsCommand;
-import dev.warehouse.gateway.tools.DevTokens;
-import dev.warehouse.gateway.tools.LocalCa;
+import dev.warehouse.devkit.CertsCommand;
+import dev.warehouse.devkit.DevTokens;
+import dev.warehouse.devkit.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.order.OrderMain;
 import dev.warehouse.runtime.audit.AuditPushgateway;
@@ -148,7 +147,7 @@ class KubernetesManifestsTest {
     copyTree(ROOT.resolve("tools/moto"), copy.resolve("tools/moto"));
     Path secrets = copy.resolve("deploy/k8s/overlays/local/secrets");
     CertsCommand.ensure(secrets.resolve("certs"), false, Instant.now());
-    DevTokens.write(secrets.resolve("auth"), AccessPolicy.read(ROOT.resolve("deploy/auth/policy.dev.yaml")),
+    DevTokens.write(secrets.resolve("auth"), DevTokens.roles(ROOT.resolve("deploy/auth/policy.dev.yaml")),
         Duration.ofHours(1), Instant.now());
     byte[] key = new byte[32];
     new SecureRandom().nextBytes(key);

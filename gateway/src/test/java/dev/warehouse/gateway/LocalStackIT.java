@@ -13,8 +13,8 @@ import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.admin.v1.UnansweredInstance;
 import dev.warehouse.gateway.auth.BearerToken;
-import dev.warehouse.gateway.tools.DevTokens;
-import dev.warehouse.gateway.tools.LocalCa;
+import dev.warehouse.devkit.DevTokens;
+import dev.warehouse.devkit.LocalCa;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
@@ -68,7 +68,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * The whole stack as separate processes, started from the runnable jars: moto (through our
  * launcher), one inventory-service, two order-service instances and the gateway, with certificates
- * from the gateway jar's {@code certs} command, as run.sh makes them. The gateway calls the services
+ * from the dev kit's {@code certs} command, as run.sh makes them. The gateway calls the services
  * over mutual TLS, and they admit only its identity; its own port is plaintext, as run.sh's. Clients
  * talk only to the gateway.
  */
@@ -78,6 +78,7 @@ class LocalStackIT {
   private static final String INVENTORY_JAR = "inventory-service/target/inventory-service.jar";
   private static final String ORDER_JAR = "order-service/target/order-service.jar";
   private static final String GATEWAY_JAR = "gateway/target/gateway.jar";
+  private static final String DEV_KIT_JAR = "dev-kit/target/dev-kit.jar";
 
   private static StackProcess inventory;
   private static StackProcess orders1;
@@ -95,7 +96,7 @@ class LocalStackIT {
   static void startStack() throws Exception {
     Files.createDirectories(StackProcess.ROOT.resolve("gateway/target"));
     certs = Files.createTempDirectory(StackProcess.ROOT.resolve("gateway/target"), "e2e-certs");
-    String made = StackProcess.command("certs", GATEWAY_JAR, List.of("certs", certs.toString()))
+    String made = StackProcess.command("certs", DEV_KIT_JAR, List.of("certs", certs.toString()))
         .runToEnd(Duration.ofSeconds(60));
     assertThat(made).startsWith("exit=0").contains("ca=created");
     Map<String, String> serviceEnv = Map.of(
@@ -118,7 +119,7 @@ class LocalStackIT {
         .startAndAwaitPort();
     orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), orderEnv)
         .startAndAwaitPort();
-    assertThat(StackProcess.command("dev-tokens", GATEWAY_JAR, List.of("dev-tokens", AUTH.toString(), POLICY))
+    assertThat(StackProcess.command("dev-tokens", DEV_KIT_JAR, List.of("dev-tokens", AUTH.toString(), POLICY))
         .runToEnd(Duration.ofSeconds(60))).startsWith("exit=0");
     gateway = StackProcess.service("gateway", GATEWAY_JAR, StackProcess.freePort(), StackProcess.freePort(),
         withTls(Map.of(
@@ -179,11 +180,11 @@ class LocalStackIT {
   @Test
   @org.junit.jupiter.api.Order(1)
   void demoData_loadsThroughTheGateway_andLoadingTwiceChangesNothing() throws Exception {
-    String first = StackProcess.command("load-demo-data-1", GATEWAY_JAR, List.of("load-demo-data", "--token-file",
+    String first = StackProcess.command("load-demo-data-1", DEV_KIT_JAR, List.of("load-demo-data", "--token-file",
         AUTH.resolve("admin.jwt").toString(), "127.0.0.1:" + gateway.grpcPort))
         .runToEnd(Duration.ofSeconds(120));
     assertThat(first).startsWith("exit=0").contains("written=7");
-    String second = StackProcess.command("load-demo-data-2", GATEWAY_JAR, List.of("load-demo-data", "--token-file",
+    String second = StackProcess.command("load-demo-data-2", DEV_KIT_JAR, List.of("load-demo-data", "--token-file",
         AUTH.resolve("admin.jwt").toString(), "127.0.0.1:" + gateway.grpcPort))
         .runToEnd(Duration.ofSeconds(120));
     assertThat(second).startsWith("exit=0").contains("written=0");

@@ -42,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  * with a bearer JWT, its verification remembered or checked on every call; or mutual TLS on the
  * client's hop, the client certificate being the credential. Two pairs of services serve them (plaintext, and mTLS admitting
  * only the gateway's identity), all on the stand-in DynamoDB, so that what differs is the security
- * work, in microseconds. Certificates and tokens come from the gateway jar's own {@code certs} and
+ * work, in microseconds. Certificates and tokens come from the dev kit's {@code certs} and
  * {@code dev-tokens} commands, as {@code run.sh} makes them.
  */
 public final class SecurityCost {
@@ -72,8 +72,8 @@ public final class SecurityCost {
     Path certs = work.resolve("certs");
     Path tokens = work.resolve("tokens");
     Path policy = root.resolve("deploy/auth/policy.dev.yaml");
-    gatewayTool(root, work, "certs", certs.toString());
-    gatewayTool(root, work, "dev-tokens", tokens.toString(), policy.toString());
+    devKit(root, work, "certs", certs.toString());
+    devKit(root, work, "dev-tokens", tokens.toString(), policy.toString());
     String token = Files.readString(tokens.resolve(ROLE + ".jwt")).strip();
     ChannelCredentials serverOnly = TlsChannelCredentials.newBuilder().trustManager(certs.resolve("ca.pem").toFile()).build();
     ChannelCredentials withClientCert = TlsChannelCredentials.newBuilder()
@@ -356,17 +356,17 @@ public final class SecurityCost {
     return proc;
   }
 
-  /** Runs one of the gateway jar's commands ({@code certs}, {@code dev-tokens}) as {@code run.sh} does. */
-  static void gatewayTool(Path root, Path work, String... args) throws IOException, InterruptedException {
+  /** Runs one of the dev kit's commands ({@code certs}, {@code dev-tokens}) as {@code run.sh} does. */
+  static void devKit(Path root, Path work, String... args) throws IOException, InterruptedException {
     Files.createDirectories(work);
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-jar", root.resolve("gateway/target/gateway.jar").toString()));
+        "-jar", root.resolve("dev-kit/target/dev-kit.jar").toString()));
     command.addAll(List.of(args));
     Process process = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(work.resolve(args[0] + ".log").toFile()).start();
     if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
       process.destroyForcibly();
-      throw new IllegalStateException("gateway.jar " + String.join(" ", args) + " failed; see "
+      throw new IllegalStateException("dev-kit.jar " + String.join(" ", args) + " failed; see "
           + work.resolve(args[0] + ".log"));
     }
   }

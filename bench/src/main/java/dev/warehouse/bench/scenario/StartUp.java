@@ -60,8 +60,8 @@ public final class StartUp {
     Path certs = work.resolve("certs");
     Path tokens = work.resolve("tokens");
     Path policy = root.resolve("deploy/auth/policy.dev.yaml");
-    SecurityCost.gatewayTool(root, work, "certs", certs.toString());
-    SecurityCost.gatewayTool(root, work, "dev-tokens", tokens.toString(), policy.toString());
+    SecurityCost.devKit(root, work, "certs", certs.toString());
+    SecurityCost.devKit(root, work, "dev-tokens", tokens.toString(), policy.toString());
     ChannelCredentials clientCert = TlsChannelCredentials.newBuilder().trustManager(certs.resolve("ca.pem").toFile())
         .keyManager(certs.resolve("client.pem").toFile(), certs.resolve("client-key.pem").toFile()).build();
 

@@ -3,7 +3,7 @@ package dev.warehouse.gateway.auth;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.nimbusds.jose.jwk.JWKSet;
-import dev.warehouse.gateway.tools.DevTokens;
+import dev.warehouse.devkit.DevTokens;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

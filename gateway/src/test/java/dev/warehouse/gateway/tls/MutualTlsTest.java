@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
-import dev.warehouse.gateway.tools.LocalCa;
+import dev.warehouse.devkit.LocalCa;
 import dev.warehouse.runtime.server.ServiceServer;
 import dev.warehouse.testing.Eventually;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;

@@ -1,6 +1,6 @@
 package dev.warehouse.gateway.tls;
 
-import dev.warehouse.gateway.tools.LocalCa;
+import dev.warehouse.devkit.LocalCa;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TlsMode;

@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.tools;
+package dev.warehouse.devkit;
 
 import io.grpc.util.CertificateUtils;
 import java.io.ByteArrayInputStream;
@@ -8,8 +8,6 @@ import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
@@ -64,8 +62,8 @@ public final class LocalCa {
     public void write(Path certFile, Path keyFile) throws IOException {
       // Key first: a process that reads the pair in between sees a new key beside the old certificate,
       // which it refuses (TransportSecurity checks the pair) until the certificate follows.
-      writeAtomically(keyFile, pkcs8Pem(key), true);
-      writeAtomically(certFile, pem(certificate), false);
+      AtomicFiles.write(keyFile, pkcs8Pem(key), true);
+      AtomicFiles.write(certFile, pem(certificate), false);
     }
   }
 
@@ -200,17 +198,4 @@ public final class LocalCa {
     return text.toString().getBytes(StandardCharsets.US_ASCII);
   }
 
-  private static void writeAtomically(Path file, byte[] content, boolean secret) throws IOException {
-    Path dir = file.toAbsolutePath().getParent();
-    Path temp = Files.createTempFile(dir, "." + file.getFileName(), ".tmp");
-    try {
-      if (Files.getFileStore(dir).supportsFileAttributeView("posix")) {
-        Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString(secret ? "rw-------" : "rw-r--r--"));
-      }
-      Files.write(temp, content);
-      Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    } finally {
-      Files.deleteIfExists(temp);
-    }
-  }
 }

@@ -1,9 +1,7 @@
-package dev.warehouse.gateway.tls;
+package dev.warehouse.devkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.warehouse.gateway.tools.CertsCommand;
-import dev.warehouse.gateway.tools.LocalCa;
 import dev.warehouse.runtime.tls.PeerIdentity;
 import io.grpc.util.CertificateUtils;
 import java.io.ByteArrayOutputStream;
@@ -21,7 +19,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code gateway.jar certs DIR}: what run.sh and compose's init make on first start, and keep after. */
+/** {@code dev-kit.jar certs DIR}: what run.sh and compose's one-shot make on first start, and keep after. */
 class CertsCommandTest {
 
   private static final List<String> NAMES = List.of("gateway", "inventory-service", "order-service", "client");
@@ -76,10 +74,28 @@ class CertsCommandTest {
   }
 
   @Test
+  void perWorkload_givesEachWorkloadItsOwnKeyAndTheCaCertificate_andNothingElse() throws Exception {
+    Path out = dir.resolve("out");
+    assertThat(run(dir.resolve("ca").toString(), "--per-workload", out.toString()))
+        .contains("per-workload=" + out, "workloads=gateway,inventory-service,order-service,client");
+
+    for (String name : NAMES) {
+      try (var files = Files.list(out.resolve(name))) {
+        assertThat(files.map(file -> file.getFileName().toString()))
+            .containsExactlyInAnyOrder("ca.pem", name + ".pem", name + "-key.pem");
+      }
+      assertThat(out.resolve(name).resolve(name + "-key.pem")).hasSameBinaryContentAs(dir.resolve("ca").resolve(name + "-key.pem"));
+      assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(out.resolve(name).resolve(name + "-key.pem"))))
+          .isEqualTo("rw-------");
+      assertThat(out.resolve(name).resolve("ca.pem")).hasSameBinaryContentAs(dir.resolve("ca").resolve("ca.pem"));
+    }
+  }
+
+  @Test
   void withoutADirectory_printsItsUsage() {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     assertThat(CertsCommand.run(new String[] {"--renew"}, new PrintStream(out, true, StandardCharsets.UTF_8))).isEqualTo(2);
-    assertThat(out.toString(StandardCharsets.UTF_8)).contains("usage: certs DIR [--renew]");
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("usage: certs DIR [--renew] [--per-workload OUT]");
   }
 
   private static String run(String... args) {

@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.tools;
+package dev.warehouse.devkit;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -13,10 +13,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code java -jar gateway.jar certs DIR [--renew]}: makes sure {@code DIR} holds a local CA and a
- * certificate for each workload ({@link #WORKLOADS}), as {@code ./run.sh} and docker compose use them:
+ * {@code java -jar dev-kit.jar certs DIR [--renew] [--per-workload OUT]}: makes sure {@code DIR} holds a local
+ * CA and a certificate for each workload ({@link #WORKLOADS}), as {@code ./run.sh} and docker compose use them:
  * {@code ca.pem} (the bundle every process trusts), {@code ca-key.pem}, and {@code NAME.pem} /
- * {@code NAME-key.pem} per workload. Idempotent: it keeps what is there and still good, and issues a
+ * {@code NAME-key.pem} per workload. With {@code --per-workload OUT}, each workload's own pair and
+ * {@code ca.pem} are also copied into {@code OUT/NAME/}, so that a container can be given its own key and
+ * nobody else's (docker compose mounts one such directory per container; the CA's key stays in {@code DIR}). Idempotent: it keeps what is there and still good, and issues a
  * certificate that is missing, unreadable, from another CA or within {@link #RENEW_BEFORE} of expiring.
  * {@code --renew} issues every workload certificate again (a rotation: running processes pick the new
  * files up within their {@code TLS_REFRESH_MS}).
@@ -45,23 +47,29 @@ public final class CertsCommand {
   /** Returns the exit status: 0 done, 1 failed, 2 bad arguments. */
   public static int run(String[] args, PrintStream out) {
     Path dir = null;
+    Path perWorkload = null;
     boolean renew = false;
-    for (String arg : args) {
-      if (arg.equals("--renew")) {
+    boolean bad = false;
+    for (int i = 0; i < args.length && !bad; i++) {
+      if (args[i].equals("--renew")) {
         renew = true;
-      } else if (!arg.startsWith("-") && dir == null) {
-        dir = Path.of(arg);
+      } else if (args[i].equals("--per-workload") && i + 1 < args.length && perWorkload == null) {
+        perWorkload = Path.of(args[++i]);
+      } else if (!args[i].startsWith("-") && dir == null) {
+        dir = Path.of(args[i]);
       } else {
-        dir = null;
-        break;
+        bad = true;
       }
     }
-    if (dir == null) {
-      out.println("usage: certs DIR [--renew]");
+    if (dir == null || bad) {
+      out.println("usage: certs DIR [--renew] [--per-workload OUT]");
       return 2;
     }
     try {
       out.println(ensure(dir, renew, Instant.now()));
+      if (perWorkload != null) {
+        out.println(copyPerWorkload(dir, perWorkload));
+      }
       return 0;
     } catch (IOException | GeneralSecurityException e) {
       out.println("certs: failed: " + e.getMessage());
@@ -98,6 +106,18 @@ public final class CertsCommand {
     return "certs: dir=" + dir + " ca=" + (newCa ? "created" : "kept")
         + " issued=" + (issued.isEmpty() ? "none" : String.join(",", issued))
         + " kept=" + (kept.isEmpty() ? "none" : String.join(",", kept));
+  }
+
+  /** Copies each workload's certificate, key and the CA bundle into {@code out/NAME/}; returns a summary. */
+  public static String copyPerWorkload(Path dir, Path out) throws IOException {
+    for (Workload workload : WORKLOADS) {
+      Path own = out.resolve(workload.name());
+      for (String file : List.of("ca.pem", workload.name() + ".pem", workload.name() + "-key.pem")) {
+        AtomicFiles.write(own.resolve(file), Files.readAllBytes(dir.resolve(file)), file.endsWith("-key.pem"));
+      }
+    }
+    return "certs: per-workload=" + out + " workloads="
+        + String.join(",", WORKLOADS.stream().map(Workload::name).toList());
   }
 
   private static boolean stillGood(LocalCa ca, Path cert, Instant now) {

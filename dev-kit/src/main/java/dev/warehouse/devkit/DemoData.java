@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.tools;
+package dev.warehouse.devkit;
 
 import com.google.type.Money;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
@@ -17,14 +17,16 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.Metadata;
+import io.grpc.stub.MetadataUtils;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
-import dev.warehouse.gateway.auth.BearerToken;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.File;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.io.PrintStream;
 import java.util.HashMap;
 import java.nio.file.Path;
@@ -45,6 +47,8 @@ public final class DemoData {
 
   public static final String DEFAULT_TARGET = "127.0.0.1:50051";
   private static final long WAIT_FOR_SERVICES_MS = 90_000;
+  private static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
   /** An order of {@code quantity} units of P100 from {@code warehouse}, at a unit price of units.nanos EUR. */
   private record DemoOrder(String orderId, String date, String warehouse, long quantity, long units, int nanos) {}
@@ -92,7 +96,9 @@ public final class DemoData {
     NettyChannelBuilder builder = NettyChannelBuilder.forTarget(target, credentials);
     if (tokenFile != null) {
       try {
-        builder.intercept(BearerToken.interceptor(BearerToken.read(tokenFile)));
+        Metadata headers = new Metadata();
+        headers.put(AUTHORIZATION, "Bearer " + Files.readString(tokenFile).strip());
+        builder.intercept(MetadataUtils.newAttachHeadersInterceptor(headers));
       } catch (IOException e) {
         out.println("demo data: failed: cannot read the token file " + tokenFile);
         return 1;

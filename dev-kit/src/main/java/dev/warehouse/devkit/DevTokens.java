@@ -1,4 +1,4 @@
-package dev.warehouse.gateway.tools;
+package dev.warehouse.devkit;
 
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JOSEObjectType;
@@ -12,23 +12,22 @@ import com.nimbusds.jose.jwk.KeyUse;
 import com.nimbusds.jose.jwk.gen.ECKeyGenerator;
 import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
-import dev.warehouse.gateway.auth.AccessPolicy;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import org.yaml.snakeyaml.Yaml;
 
 /**
- * {@code java -jar gateway.jar dev-tokens DIR POLICY_FILE [--hours N]}: development credentials for
+ * {@code java -jar dev-kit.jar dev-tokens DIR POLICY_FILE [--hours N]}: development credentials for
  * {@code ./run.sh}, docker compose and the end-to-end test. It makes a new EC P-256 signing key, writes
  * its public half as {@code DIR/jwks.json} (the gateway's {@code AUTH_JWKS_FILE}), and one token per
  * role of the policy as {@code DIR/<role>.jwt} (owner-only): subject {@code dev-<role>}, issuer
@@ -68,8 +67,7 @@ public final class DevTokens {
       return usage(out);
     }
     try {
-      out.println(write(Path.of(positional.get(0)), AccessPolicy.read(Path.of(positional.get(1))), validity,
-          Instant.now()));
+      out.println(write(Path.of(positional.get(0)), roles(Path.of(positional.get(1))), validity, Instant.now()));
       return 0;
     } catch (IOException | IllegalArgumentException | JOSEException e) {
       out.println("dev-tokens: failed: " + e.getMessage());
@@ -82,8 +80,20 @@ public final class DevTokens {
     return 2;
   }
 
+  /**
+   * The role names of a policy file (its {@code roles} map's keys). Only the names: the gateway checks the
+   * rest of the policy when it reads it.
+   */
+  public static List<String> roles(Path policyFile) throws IOException {
+    Object document = new Yaml().load(Files.readString(policyFile));
+    if (document instanceof Map<?, ?> top && top.get("roles") instanceof Map<?, ?> roles && !roles.isEmpty()) {
+      return roles.keySet().stream().map(String::valueOf).toList();
+    }
+    throw new IllegalArgumentException(policyFile + " has no roles");
+  }
+
   /** Does the work of {@link #run}; returns its one-line summary. */
-  public static String write(Path dir, AccessPolicy policy, Duration validity, Instant now)
+  public static String write(Path dir, List<String> roles, Duration validity, Instant now)
       throws IOException, JOSEException {
     Files.createDirectories(dir);
     ECKey key = new ECKeyGenerator(Curve.P_256)
@@ -92,12 +102,12 @@ public final class DevTokens {
         .algorithm(JWSAlgorithm.ES256)
         .generate();
     // Tokens first, the JWKS last: a gateway that reads the new JWKS can check every new token at once.
-    for (String role : policy.roles()) {
-      writeAtomically(dir.resolve(role + ".jwt"), token(key, role, now, validity) + "\n", true);
+    for (String role : roles) {
+      AtomicFiles.write(dir.resolve(role + ".jwt"), (token(key, role, now, validity) + "\n").getBytes(StandardCharsets.US_ASCII), true);
     }
-    writeAtomically(dir.resolve(JWKS_FILE), new JWKSet(key.toPublicJWK()).toString() + "\n", false);
+    AtomicFiles.write(dir.resolve(JWKS_FILE), (new JWKSet(key.toPublicJWK()) + "\n").getBytes(StandardCharsets.US_ASCII), false);
     return "dev-tokens: dir=" + dir + " jwks=" + dir.resolve(JWKS_FILE) + " key_id=" + key.getKeyID()
-        + " roles=" + String.join(",", policy.roles()) + " expire=" + now.plus(validity);
+        + " roles=" + String.join(",", roles) + " expire=" + now.plus(validity);
   }
 
   static String token(ECKey key, String role, Instant now, Duration validity) throws JOSEException {
@@ -117,19 +127,4 @@ public final class DevTokens {
     return jwt.serialize();
   }
 
-  /** Replaces {@code file} in one step, so a reader never sees half of it; a credential is owner-only. */
-  private static void writeAtomically(Path file, String content, boolean ownerOnly) throws IOException {
-    Path temporary = Files.createTempFile(file.getParent(), "." + file.getFileName(), ".tmp");
-    try {
-      Files.writeString(temporary, content, StandardCharsets.US_ASCII);
-      try {
-        Files.setPosixFilePermissions(temporary, PosixFilePermissions.fromString(ownerOnly ? "rw-------" : "rw-r--r--"));
-      } catch (UnsupportedOperationException notPosix) {
-        // not a POSIX file system: the default permissions stand
-      }
-      Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    } finally {
-      Files.deleteIfExists(temporary);
-    }
-  }
 }
