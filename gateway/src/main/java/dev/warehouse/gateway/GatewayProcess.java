@@ -1,7 +1,6 @@
 package dev.warehouse.gateway;
 
 import dev.warehouse.admin.v1.AdminServiceGrpc;
-import dev.warehouse.admin.v1.AdminServiceProto;
 import dev.warehouse.gateway.admin.GatewayAdminEndpoint;
 import dev.warehouse.gateway.auth.GatewayAccess;
 import dev.warehouse.runtime.discovery.AddressLookup;
@@ -12,9 +11,7 @@ import dev.warehouse.runtime.discovery.BackendInstances;
 import dev.warehouse.runtime.discovery.EventLoops;
 import dev.warehouse.gateway.backend.ForwardingService;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
-import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.order.v1.OrderServiceGrpc;
-import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
@@ -27,7 +24,10 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
+import com.google.protobuf.Descriptors;
+import io.grpc.BindableService;
 import io.grpc.ChannelCredentials;
+import io.grpc.protobuf.ProtoServiceDescriptorSupplier;
 import io.grpc.ServiceDescriptor;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -35,12 +35,15 @@ import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerIntercept
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.logging.Logger;
+import java.util.stream.Stream;
 
 /**
  * The running gateway, wired by hand; {@code main} and the tests both start it here. It forwards the
@@ -89,13 +92,27 @@ public final class GatewayProcess implements AutoCloseable {
     this.access = access;
   }
 
-  /** Every service the gateway's port serves: the two it forwards, its admin endpoint, health and reflection. */
+  /**
+   * A contract the gateway forwards, to the backend of that name (its circuit breaker's, and the {@code service}
+   * of its hot keys), at the configured addresses.
+   */
+  record Forwarded(String backend, ServiceDescriptor service, Function<GatewayConfig, List<String>> addresses) {
+    static Descriptors.ServiceDescriptor proto(ServiceDescriptor service) {
+      return ((ProtoServiceDescriptorSupplier) service.getSchemaDescriptor()).getServiceDescriptor();
+    }
+  }
+
+  /** What the gateway forwards: adding a backend is a line here and its addresses' setting. */
+  static final List<Forwarded> FORWARDED = List.of(
+      new Forwarded(INVENTORY_SERVICE, InventoryServiceGrpc.getServiceDescriptor(), GatewayConfig::inventoryAddresses),
+      new Forwarded(ORDER_SERVICE, OrderServiceGrpc.getServiceDescriptor(), GatewayConfig::orderAddresses));
+
+  /** Every service the gateway's port serves: those it forwards, its admin endpoint, health and reflection. */
   @SuppressWarnings("deprecation") // reflection v1alpha: ServiceServer serves it for older grpcurl builds
   public static List<ServiceDescriptor> servedServices() {
-    return List.of(InventoryServiceGrpc.getServiceDescriptor(), OrderServiceGrpc.getServiceDescriptor(),
-        AdminServiceGrpc.getServiceDescriptor(), HealthGrpc.getServiceDescriptor(),
-        io.grpc.reflection.v1.ServerReflectionGrpc.getServiceDescriptor(),
-        io.grpc.reflection.v1alpha.ServerReflectionGrpc.getServiceDescriptor());
+    return Stream.concat(FORWARDED.stream().map(Forwarded::service), Stream.of(AdminServiceGrpc.getServiceDescriptor(),
+        HealthGrpc.getServiceDescriptor(), io.grpc.reflection.v1.ServerReflectionGrpc.getServiceDescriptor(),
+        io.grpc.reflection.v1alpha.ServerReflectionGrpc.getServiceDescriptor())).toList();
   }
 
   public static GatewayProcess start(GatewayConfig config) throws IOException {
@@ -124,9 +141,8 @@ public final class GatewayProcess implements AutoCloseable {
     TransportSecurity transport = TransportSecurity.load(config.tls());
     ChannelCredentials backendCredentials = transport.channelCredentials(config.backendTls());
     GatewayAccess access = GatewayAccess.start(config.auth(), Clock.systemUTC(), servedServices(),
-        List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
-            OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
-            AdminServiceProto.getDescriptor().findServiceByName("AdminService")));
+        Stream.concat(FORWARDED.stream().map(Forwarded::service), Stream.of(AdminServiceGrpc.getServiceDescriptor()))
+            .map(Forwarded::proto).toList());
     PrometheusMeterRegistry registry = MetricsRegistries.withoutJvmMetrics("gateway");
     CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
         .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
@@ -145,21 +161,22 @@ public final class GatewayProcess implements AutoCloseable {
     // the admin endpoint both follow it.
     ScheduledExecutorService resolver =
         Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("backend-resolver"));
-    BackendInstances inventoryInstances = new BackendInstances(INVENTORY_SERVICE,
-        BackendAddress.parseAll(config.inventoryAddresses()), lookup, config.resolvePeriod(), resolver,
-        Clock.systemUTC()).start();
-    BackendInstances orderInstances = new BackendInstances(ORDER_SERVICE,
-        BackendAddress.parseAll(config.orderAddresses()), lookup, config.resolvePeriod(), resolver,
-        Clock.systemUTC()).start();
-    Backend inventory = new Backend(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
-        inventoryInstances, circuits.circuitBreaker(INVENTORY_SERVICE), config.admission(), config.defaultDeadline(),
-        config.minForwardBudget(), registry, eventLoops, backendCredentials);
-    Backend orders = new Backend(OrderServiceProto.getDescriptor().findServiceByName("OrderService"),
-        orderInstances, circuits.circuitBreaker(ORDER_SERVICE), config.admission(), config.defaultDeadline(),
-        config.minForwardBudget(), registry, eventLoops, backendCredentials);
+    List<BackendInstances> instances = new ArrayList<>();
+    List<Backend> backends = new ArrayList<>();
+    List<BindableService> forwarding = new ArrayList<>();
+    for (Forwarded route : FORWARDED) {
+      BackendInstances routeInstances = new BackendInstances(route.backend(),
+          BackendAddress.parseAll(route.addresses().apply(config)),
+          lookup, config.resolvePeriod(), resolver, Clock.systemUTC()).start();
+      Backend backend = new Backend(Forwarded.proto(route.service()), routeInstances, circuits.circuitBreaker(route.backend()),
+          config.admission(), config.defaultDeadline(), config.minForwardBudget(), registry, eventLoops, backendCredentials);
+      instances.add(routeInstances);
+      backends.add(backend);
+      forwarding.add(new ForwardingService(route.service(), backend));
+    }
 
     // Not forwarded: ListHotKeys asks every instance and adds their counts up.
-    GatewayAdminEndpoint admin = new GatewayAdminEndpoint(List.of(inventoryInstances, orderInstances), eventLoops,
+    GatewayAdminEndpoint admin = new GatewayAdminEndpoint(instances, eventLoops,
         config.defaultDeadline(), config.minForwardBudget(), backendCredentials);
 
     // Forwarding never blocks: the event loop hands each call straight to its backend call. Access control
@@ -172,8 +189,7 @@ public final class GatewayProcess implements AutoCloseable {
             // A client's calls past this wait at the client: what one connection floods is held there.
             .maxConcurrentCallsPerConnection(config.admission().maxStreams())
             .directExecutor()),
-        List.of(new ForwardingService(InventoryServiceGrpc.getServiceDescriptor(), inventory),
-            new ForwardingService(OrderServiceGrpc.getServiceDescriptor(), orders), admin),
+        Stream.concat(forwarding.stream(), Stream.of(admin)).toList(),
         List.of(new MetricCollectingServerInterceptor(registry)),
         config.shutdownDrain(),
         config.shutdownGrace());
@@ -181,7 +197,7 @@ public final class GatewayProcess implements AutoCloseable {
         server.serveHealthOn(ServiceConfig.listenAddress(config.metricsBindAddress(), port)));
     server.start();
     transport.watchFiles();
-    BackendHealthMonitor monitor = new BackendHealthMonitor(List.of(inventory, orders), server.health());
+    BackendHealthMonitor monitor = new BackendHealthMonitor(backends, server.health());
     MetricsServer metrics = MetricsServer.start(
         ServiceConfig.listenAddress(config.metricsBindAddress(), config.metricsPort()), registry);
     aside.submit(() -> MetricsRegistries.bindJvmMetrics(registry));
@@ -190,8 +206,7 @@ public final class GatewayProcess implements AutoCloseable {
         config.backendTls().describe("backend_"));
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-    return new GatewayProcess(server, metrics, List.of(inventory, orders), List.of(inventoryInstances, orderInstances),
-        resolver, monitor, admin, eventLoops, transport, access);
+    return new GatewayProcess(server, metrics, List.copyOf(backends), List.copyOf(instances), resolver, monitor, admin, eventLoops, transport, access);
   }
 
   public int grpcPort() {
