@@ -163,8 +163,8 @@ public final class BenchMain {
         + "./bench.sh --quick    # a five-minute smoke run of the same tool\n```\n\n"
         + "## Machine\n\n" + machine() + "\n"
         + "Small and noisy machines: numbers are medians of repeated runs, and ratios are measured side by side "
-        + "in one run. Timing targets live here, never in unit tests. What was made faster, with before and "
-        + "after numbers: [performance-log.md](performance-log.md).\n";
+        + "in one run. Timing targets live here, never in unit tests. The decisions these numbers led to, with "
+        + "the measurements behind them: [performance-log.md](performance-log.md).\n";
   }
 
   private static String machine() throws IOException {
