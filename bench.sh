@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every benchmark scenario on this machine and writes docs/benchmarks.md (and .json).
+# Runs every benchmark scenario on this machine and writes docs/benchmarks.md (its data for tools: target/benchmarks.json).
 # Needs what ./run.sh needs, plus nginx for the proxy comparison (installed here when missing and root).
 # Usage: ./bench.sh [--quick]
 set -euo pipefail

@@ -32,8 +32,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * Runs every scenario against the system it starts itself, and writes the report:
- * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9,10] [--out docs/benchmarks.md]} (see
- * {@code bench.sh}); {@code --only 1s} runs only the stand-in half of scenario 1. Scenario 8 also writes its
+ * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9,10] [--out docs/benchmarks.md]
+ * [--json target/benchmarks.json]} (see {@code bench.sh}); {@code --only 1s} runs only the stand-in half of scenario 1.
+ * The JSON, for tools, goes under {@code target/} (ignored by git): only the Markdown report is committed. Scenario 8 also writes its
  * table into {@code operations.md} beside the report, between its markers.
  * {@code java -jar bench.jar standin PORT} serves the stand-in backend of the proxy comparison.
  */
@@ -56,6 +57,8 @@ public final class BenchMain {
     int out = List.of(args).indexOf("--out");
     Path root = Path.of(System.getProperty("project.root", ".")).toAbsolutePath().normalize();
     Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
+    int jsonAt = List.of(args).indexOf("--json");
+    Path json = root.resolve(jsonAt >= 0 ? args[jsonAt + 1] : "target/benchmarks.json");
     Settings settings = quick ? Settings.quick() : Settings.full();
     Instant started = Instant.now();
     Report report = new Report();
@@ -132,9 +135,8 @@ public final class BenchMain {
 
     Duration took = Duration.between(started, Instant.now());
     report.data("took_seconds", took.toSeconds());
-    report.write(markdown, markdown.resolveSibling(markdown.getFileName().toString().replace(".md", ".json")),
-        preamble(root, took, quick));
-    log("wrote " + markdown + " in " + took.toSeconds() + " s");
+    report.write(markdown, json, preamble(root, took, quick));
+    log("wrote " + markdown + " and " + json + " in " + took.toSeconds() + " s");
   }
 
   private static void layersOnStandIn(Path root, Settings settings, Report report) throws Exception {
@@ -161,8 +163,8 @@ public final class BenchMain {
         + "./bench.sh --quick    # a five-minute smoke run of the same tool\n```\n\n"
         + "## Machine\n\n" + machine() + "\n"
         + "Small and noisy machines: numbers are medians of repeated runs, and ratios are measured side by side "
-        + "in one run. Timing targets live here, never in unit tests. What was made faster, with before and "
-        + "after numbers: [performance-log.md](performance-log.md).\n";
+        + "in one run. Timing targets live here, never in unit tests. The decisions these numbers led to, with "
+        + "the measurements behind them: [performance-log.md](performance-log.md).\n";
   }
 
   private static String machine() throws IOException {

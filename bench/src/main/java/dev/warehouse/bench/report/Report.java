@@ -52,8 +52,10 @@ public final class Report {
     return String.join("", sections.values());
   }
 
+  /** Makes each file's folder first: the JSON's, under {@code target/}, is not there after a clean. */
   public void write(Path markdownFile, Path jsonFile, String preamble) throws IOException {
     Files.createDirectories(markdownFile.toAbsolutePath().getParent());
+    Files.createDirectories(jsonFile.toAbsolutePath().getParent());
     Files.writeString(markdownFile, preamble + markdown());
     Files.writeString(jsonFile, toJson(json, "") + "\n");
   }
