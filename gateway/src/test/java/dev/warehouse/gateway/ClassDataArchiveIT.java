@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ClassDataArchiveIT {
 
-  private static final Path JAR = ClassDataArchiveTest.ROOT.resolve("gateway/target/gateway.jar");
+  private static final Path JAR = StackProcess.ROOT.resolve("gateway/target/gateway.jar");
 
   @TempDir
   Path work;

@@ -73,12 +73,12 @@ public final class TableSetup {
   }
 
   /** TTL as the table gets it after creation; deploy/aws's template must declare the same. */
-  static TimeToLiveSpecification timeToLive() {
+  public static TimeToLiveSpecification timeToLive() {
     return TimeToLiveSpecification.builder().enabled(true).attributeName(SingleTable.EXPIRE_AT).build();
   }
 
   /** The table as created here; deploy/aws's template must declare the same keys and indexes. */
-  static CreateTableRequest definition(String tableName) {
+  public static CreateTableRequest definition(String tableName) {
     return CreateTableRequest.builder()
         .tableName(tableName)
         .billingMode(BillingMode.PAY_PER_REQUEST)

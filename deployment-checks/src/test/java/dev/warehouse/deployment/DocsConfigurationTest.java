@@ -1,5 +1,6 @@
-package dev.warehouse.gateway;
+package dev.warehouse.deployment;
 
+import dev.warehouse.gateway.GatewayConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.InventoryMain;
@@ -24,7 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 class DocsConfigurationTest {
 
-  private static final Path FILE = StackProcess.ROOT.resolve("docs/configuration.md");
+  private static final Path FILE = Repo.ROOT.resolve("docs/configuration.md");
   private static final List<String> PROCESSES = List.of("gateway", "inventory-service", "order-service");
 
   /** A row of a table whose first column is "Variable": its names, then an optional "(who)". */

@@ -1,5 +1,6 @@
-package dev.warehouse.gateway;
+package dev.warehouse.deployment;
 
+import dev.warehouse.gateway.GatewayConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.assertj.core.api.InstanceOfAssertFactories;
@@ -44,7 +45,7 @@ import org.yaml.snakeyaml.Yaml;
  */
 class ComposeFileTest {
 
-  private static final Path ROOT = StackProcess.ROOT;
+  private static final Path ROOT = Repo.ROOT;
   private static final Pattern COMPOSE_DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(us|ms|s|m|h)");
   private static final String CERTS_MOUNT = "/certs";
   private static final String DEV_KIT_IMAGE = "warehouse/dev-kit:local";
@@ -419,7 +420,7 @@ class ComposeFileTest {
         .contains("url: http://prometheus:9090").contains("uid: prometheus");
     assertThat(Files.readString(ROOT.resolve("deploy/grafana/provisioning/dashboards/warehouse.yml")))
         .contains("path: /var/lib/grafana/dashboards");
-    assertThat(Dashboard.FILE).isRegularFile();
+    assertThat(Repo.DASHBOARD).isRegularFile();
   }
 
   @Test

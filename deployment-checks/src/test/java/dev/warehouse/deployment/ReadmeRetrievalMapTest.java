@@ -1,5 +1,6 @@
-package dev.warehouse.runtime.testing;
+package dev.warehouse.deployment;
 
+import dev.warehouse.runtime.testing.RetrievalMapDoc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.v1.InventoryServiceProto;

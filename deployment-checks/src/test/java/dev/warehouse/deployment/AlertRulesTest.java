@@ -1,4 +1,4 @@
-package dev.warehouse.gateway;
+package dev.warehouse.deployment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -37,12 +37,12 @@ import org.yaml.snakeyaml.Yaml;
  */
 class AlertRulesTest {
 
-  private static final Path DIR = StackProcess.ROOT.resolve("deploy/prometheus");
+  private static final Path DIR = Repo.ROOT.resolve("deploy/prometheus");
   /** promtool's unit tests: minute by minute, and the daily jobs' alerts hour by hour (a file sets its interval). */
   private static final List<String> TEST_FILES = List.of("alerts_test.yml", "alerts_daily_test.yml");
-  private static final Path RUNBOOKS = StackProcess.ROOT.resolve("docs/operations.md");
-  private static final Path ALERT_LIST = StackProcess.ROOT.resolve("docs/alerts.md");
-  private static final Path TABLE_TEMPLATE = StackProcess.ROOT.resolve("deploy/aws/warehouse-table.yaml");
+  private static final Path RUNBOOKS = Repo.ROOT.resolve("docs/operations.md");
+  private static final Path ALERT_LIST = Repo.ROOT.resolve("docs/alerts.md");
+  private static final Path TABLE_TEMPLATE = Repo.ROOT.resolve("deploy/aws/warehouse-table.yaml");
   private static final String RUNBOOK_PREFIX = "docs/operations.md#";
   private static final Pattern ALARM_RUNBOOK = Pattern.compile("Runbook: (\\S+)");
   private static final Pattern LE = Pattern.compile("le=\"([^\"]+)\"");

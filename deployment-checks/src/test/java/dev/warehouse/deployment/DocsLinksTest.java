@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.routing;
+package dev.warehouse.deployment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -27,7 +27,7 @@ class DocsLinksTest {
   /** Bytes, as {@code wc -c} counts them: the measure. */
   static final long README_LIMIT = 10_000;
 
-  private static final Path ROOT = Path.of(System.getProperty("project.root", ".."));
+  private static final Path ROOT = Repo.ROOT;
   private static final Path README = ROOT.resolve("README.md");
 
   /** Inline links {@code [text](target)} or {@code [text](target "title")}; the text may hold code. */

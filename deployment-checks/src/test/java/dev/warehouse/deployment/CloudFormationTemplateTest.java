@@ -1,5 +1,7 @@
-package dev.warehouse.runtime.dynamo;
+package dev.warehouse.deployment;
 
+import dev.warehouse.runtime.dynamo.SingleTable;
+import dev.warehouse.runtime.dynamo.TableSetup;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.gson.JsonElement;
@@ -48,10 +50,10 @@ import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
  */
 class CloudFormationTemplateTest {
 
-  static final Path ROOT = Path.of(System.getProperty("project.root", ".."));
+  static final Path ROOT = Repo.ROOT;
   static final Path TEMPLATE = ROOT.resolve("deploy/aws/warehouse-table.yaml");
   static final Path IAM = ROOT.resolve("deploy/aws/iam");
-  static final String REGENERATE = "./mvnw -B -o -q -pl dynamo-runtime -am test -Dtest=CloudFormationTemplateTest "
+  static final String REGENERATE = "./mvnw -B -o -q -pl deployment-checks -am test -Dtest=CloudFormationTemplateTest "
       + "-Dsurefire.failIfNoSpecifiedTests=false -Dcfn.regenerate=true";
   private static final String PROVISIONED = "Provisioned";
   private static final Set<String> PSEUDO_PARAMETERS = Set.of("AWS::Region", "AWS::AccountId", "AWS::Partition", "AWS::StackName");

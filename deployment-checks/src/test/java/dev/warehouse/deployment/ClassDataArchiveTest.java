@@ -1,4 +1,4 @@
-package dev.warehouse.gateway;
+package dev.warehouse.deployment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,7 +23,7 @@ import org.yaml.snakeyaml.Yaml;
  */
 class ClassDataArchiveTest {
 
-  static final Path ROOT = StackProcess.ROOT;
+  static final Path ROOT = Repo.ROOT;
   private static final Pattern TRAINING = Pattern.compile(
       "(?m)^RUN java -XX:ArchiveClassesAtExit=(\\S+) -jar (\\S+) " + CdsTraining.COMMAND + "$");
   private static final Pattern ENTRYPOINT = Pattern.compile("(?m)^ENTRYPOINT \\[(.*)]$");

@@ -1,5 +1,6 @@
-package dev.warehouse.gateway;
+package dev.warehouse.deployment;
 
+import dev.warehouse.gateway.GatewayConfig;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -94,7 +95,7 @@ class KubernetesManifestsTest {
   /** The plaintext, health-only port every process serves for kubelet's gRPC probe (HEALTH_PORT). */
   private static final int HEALTH_PORT = 8086;
 
-  private static final Path ROOT = StackProcess.ROOT;
+  private static final Path ROOT = Repo.ROOT;
   private static final List<String> PROCESSES = List.of("inventory-service", "order-service", "gateway");
   private static final List<String> BACKENDS = List.of("inventory-service", "order-service");
   /** Each audit's CronJob and the service whose jar (and image, and settings) it runs. */
@@ -719,7 +720,7 @@ class KubernetesManifestsTest {
   void configMaps_areTheRepositorysFiles_byteForByte(String overlay) throws IOException {
     ConfigMap dashboard = one(overlay, ConfigMap.class, "grafana-dashboard-warehouse");
     assertThat(dashboard.getData()).containsOnlyKeys("warehouse.json");
-    assertThat(dashboard.getData().get("warehouse.json")).isEqualTo(Files.readString(Dashboard.FILE, StandardCharsets.UTF_8));
+    assertThat(dashboard.getData().get("warehouse.json")).isEqualTo(Files.readString(Repo.DASHBOARD, StandardCharsets.UTF_8));
     assertThat(dashboard.getMetadata().getLabels()).containsEntry("grafana_dashboard", "1");
 
     ConfigMap prometheus = one(overlay, ConfigMap.class, "prometheus-warehouse");
