@@ -61,7 +61,8 @@ DEV_KIT=(java -jar dev-kit/target/dev-kit.jar)
 # to expiry). The project's own code makes them: nothing else to install.
 "${DEV_KIT[@]}" certs "$CERTS"
 GATEWAY_ID=spiffe://warehouse.local/gateway
-SERVICE_IDS=spiffe://warehouse.local/inventory-service,spiffe://warehouse.local/order-service
+INVENTORY_ID=spiffe://warehouse.local/inventory-service
+ORDER_ID=spiffe://warehouse.local/order-service
 
 pids=()
 stop_all() {
@@ -126,7 +127,7 @@ export AUTH_POLICY_FILE=deploy/auth/policy.dev.yaml AUTH_JWKS_FILE="$AUTH_DIR/jw
 if [ "$GATEWAY_TLS" = true ]; then GATEWAY_MODE=mtls; else GATEWAY_MODE=plaintext; fi
 GRPC_PORT="$GATEWAY_GRPC_PORT" METRICS_PORT="$GATEWAY_METRICS_PORT" \
   INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" ORDER_ADDRESSES="127.0.0.1:$ORDER_GRPC_PORT" \
-  GRPC_TLS_MODE="$GATEWAY_MODE" BACKEND_TLS_MODE=mtls BACKEND_TRUSTED_PEERS="$SERVICE_IDS" \
+  GRPC_TLS_MODE="$GATEWAY_MODE" BACKEND_TLS_MODE=mtls INVENTORY_TRUSTED_PEERS="$INVENTORY_ID" ORDER_TRUSTED_PEERS="$ORDER_ID" \
   TLS_CERT_FILE="$CERTS/gateway.pem" TLS_KEY_FILE="$CERTS/gateway-key.pem" \
   java -Xmx256m $(cds gateway) -jar gateway/target/gateway.jar >"$LOGS/gateway.log" 2>&1 &
 pids+=($!)

@@ -240,7 +240,8 @@ class ComposeFileTest {
         .containsEntry("AUTH_JWT_ISSUER", DevTokens.ISSUER).containsEntry("AUTH_JWT_AUDIENCE", DevTokens.AUDIENCE);
     // The TLS settings name files of the certs volume, checked by the TLS test; here, the rest of the settings.
     Map<String, String> withoutTls = new HashMap<>(gateway);
-    withoutTls.keySet().removeIf(v -> v.startsWith("TLS_") || v.startsWith("BACKEND_") || v.startsWith("GRPC_TLS"));
+    withoutTls.keySet().removeIf(v -> v.startsWith("TLS_") || v.startsWith("BACKEND_") || v.startsWith("GRPC_TLS")
+        || v.endsWith("_TRUSTED_PEERS"));
     GatewayConfig config = GatewayConfig.fromEnvironment(withoutTls);
     assertThat(config.auth().mode()).isEqualTo(AuthMode.JWT);
 
@@ -361,8 +362,9 @@ class ComposeFileTest {
           .as(service + " admits only the gateway").containsExactly(identities.get("gateway"));
     }
     assertThat(env("gateway")).containsEntry("BACKEND_TLS_MODE", "mtls");
-    assertThat(List.of(env("gateway").get("BACKEND_TRUSTED_PEERS").split(",")))
-        .containsExactlyInAnyOrder(identities.get("inventory-service"), identities.get("order-service"));
+    // Each backend channel admits its own service's identity only: the inventory channel never the order-service's.
+    assertThat(env("gateway")).containsEntry("INVENTORY_TRUSTED_PEERS", identities.get("inventory-service"))
+        .containsEntry("ORDER_TRUSTED_PEERS", identities.get("order-service"));
   }
 
   /** Runs the certs one-shot's command with its mounts under {@code root}; returns each named volume's directory. */
@@ -444,7 +446,8 @@ class ComposeFileTest {
     String run = Files.readString(ROOT.resolve("run.sh"));
     // The same identities and modes as compose.
     assertThat(run).contains("GATEWAY_ID=" + env("inventory-service").get("TLS_TRUSTED_PEERS"),
-        "SERVICE_IDS=" + env("gateway").get("BACKEND_TRUSTED_PEERS"), "GRPC_TLS_MODE=mtls", "BACKEND_TLS_MODE=mtls",
+        "INVENTORY_ID=" + env("gateway").get("INVENTORY_TRUSTED_PEERS"), "ORDER_ID=" + env("gateway").get("ORDER_TRUSTED_PEERS"),
+        "GRPC_TLS_MODE=mtls", "BACKEND_TLS_MODE=mtls",
         "DEV_KIT=(java -jar dev-kit/target/dev-kit.jar)", "\"${DEV_KIT[@]}\" certs \"$CERTS\"");
     assertThat(run).contains("GATEWAY_GRPC_PORT:-" + env("gateway").get("GRPC_PORT"),
         "GATEWAY_METRICS_PORT:-" + env("gateway").get("METRICS_PORT"),

@@ -438,6 +438,7 @@ class KubernetesManifestsTest {
       // Every setting but the files (checked below against the mounts) passes the process's own checks.
       Map<String, String> settings = new HashMap<>(env);
       settings.keySet().removeIf(v -> v.startsWith("TLS_") || v.startsWith("GRPC_TLS") || v.startsWith("BACKEND_")
+          || v.endsWith("_TRUSTED_PEERS")
           || v.startsWith("PAGE_TOKEN_"));
       if (name.equals("gateway")) {
         GatewayConfig.fromEnvironment(settings);
@@ -894,8 +895,9 @@ class KubernetesManifestsTest {
     assertThat(env("local", "order-service")).containsEntry("INVENTORY_TLS_MODE", "mtls")
         .containsEntry("INVENTORY_TRUSTED_PEERS", identities.get("inventory-service"))
         .containsEntry("INVENTORY_ADDRESSES", "dns:///inventory-service-headless:50052");
-    assertThat(List.of(env("local", "gateway").get("BACKEND_TRUSTED_PEERS").split(",")))
-        .containsExactlyInAnyOrder(identities.get("inventory-service"), identities.get("order-service"));
+    // Each of the gateway's backend channels admits its own service's identity only.
+    assertThat(env("local", "gateway")).containsEntry("INVENTORY_TRUSTED_PEERS", identities.get("inventory-service"))
+        .containsEntry("ORDER_TRUSTED_PEERS", identities.get("order-service")).doesNotContainKey("BACKEND_TRUSTED_PEERS");
 
     Path gateway = mounted.resolve("gateway");
     Map<String, String> env = env("local", "gateway");

@@ -32,8 +32,10 @@ import java.util.Optional;
  * @param metricsBindAddress {@code METRICS_BIND_ADDRESS}: the address the metrics endpoint listens on, likewise
  * @param tls                {@code GRPC_TLS_MODE} and {@code TLS_*}: how the client port is secured, and the
  *                           gateway's own certificate and CA, which its backend channels use too
- * @param backendTls         {@code BACKEND_TLS_MODE}, {@code BACKEND_TRUSTED_PEERS}: how the calls to the services
- *                           are secured, and the identities their certificates must carry
+ * @param backendTls         {@code BACKEND_TLS_MODE}, and per backend {@code INVENTORY_TRUSTED_PEERS} and
+ *                           {@code ORDER_TRUSTED_PEERS}: how the calls to each service are secured, and the identities
+ *                           its certificates must carry (the inventory channel never accepts the order-service's), by
+ *                           backend name ({@link #BACKEND_PREFIXES})
  * @param auth               {@code AUTH_*}: how callers are authenticated and authorized ({@link AuthConfig})
  * @param admission          {@code ADMISSION_*}: the concurrency limit of each backend, shared by its routes
  * @param healthPort         {@code HEALTH_PORT}: a plaintext port serving only {@code grpc.health.v1.Health}, on the
@@ -53,7 +55,7 @@ public record GatewayConfig(
     String grpcBindAddress,
     String metricsBindAddress,
     TlsConfig tls,
-    ChannelTlsConfig backendTls,
+    Map<String, ChannelTlsConfig> backendTls,
     AuthConfig auth,
     AdmissionConfig admission,
     Optional<Integer> healthPort) {
@@ -66,6 +68,24 @@ public record GatewayConfig(
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(5);
   public static final Duration DEFAULT_MIN_FORWARD_BUDGET = Duration.ofMillis(50);
   public static final Duration DEFAULT_CIRCUIT_OPEN = Duration.ofSeconds(5);
+  /** The backends by name (their circuit breakers', their hot keys' {@code service}), with their settings' prefix. */
+  public static final Map<String, String> BACKEND_PREFIXES = Map.of("inventory-service", "INVENTORY_", "order-service", "ORDER_");
+
+  public GatewayConfig {
+    backendTls = Map.copyOf(backendTls);
+  }
+
+  /** How the calls to one backend are secured; plaintext for a backend without settings. */
+  public ChannelTlsConfig backendTls(String backend) {
+    return backendTls.getOrDefault(backend, ChannelTlsConfig.PLAINTEXT);
+  }
+
+  /** The same TLS settings for every backend's channel: what tests of one backend's TLS mean. */
+  public static Map<String, ChannelTlsConfig> everyBackend(ChannelTlsConfig channel) {
+    Map<String, ChannelTlsConfig> all = new java.util.HashMap<>();
+    BACKEND_PREFIXES.keySet().forEach(backend -> all.put(backend, channel));
+    return all;
+  }
 
   /** A plaintext gateway on every interface, calling plaintext backends, without authentication: what tests that build the record mean. */
   public GatewayConfig(int grpcPort, int metricsPort, List<String> inventoryAddresses, List<String> orderAddresses,
@@ -73,12 +93,12 @@ public record GatewayConfig(
       Duration shutdownGrace) {
     this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, DEFAULT_RESOLVE_PERIOD, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES,
-        ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT, ChannelTlsConfig.PLAINTEXT, AuthConfig.NONE,
+        ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT, Map.of(), AuthConfig.NONE,
         AdmissionConfig.DEFAULT.withMaxStreams(AdmissionConfig.GATEWAY_MAX_STREAMS), Optional.empty());
   }
 
   /** The same gateway with other TLS settings. */
-  public GatewayConfig withTls(TlsConfig tls, ChannelTlsConfig backendTls) {
+  public GatewayConfig withTls(TlsConfig tls, Map<String, ChannelTlsConfig> backendTls) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
         backendTls, auth, admission, healthPort);
@@ -136,7 +156,7 @@ public record GatewayConfig(
         reader.bindAddress("GRPC_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
         reader.bindAddress("METRICS_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
         tls,
-        ChannelTlsConfig.read(reader, "BACKEND_", tls),
+        readBackendTls(reader, tls),
         AuthConfig.read(reader),
         AdmissionConfig.read(reader, AdmissionConfig.GATEWAY_MAX_STREAMS),
         reader.optionalPort("HEALTH_PORT"));
@@ -146,6 +166,19 @@ public record GatewayConfig(
           + ") must be less than DEFAULT_DEADLINE_MS (" + config.defaultDeadline().toMillis() + ")");
     }
     return config;
+  }
+
+  /** {@code BACKEND_TLS_MODE} for every backend, and each backend's own {@code <PREFIX>TRUSTED_PEERS}. */
+  private static Map<String, ChannelTlsConfig> readBackendTls(EnvReader reader, TlsConfig tls) {
+    if (reader.isSet("BACKEND_TRUSTED_PEERS")) {
+      reader.problem("BACKEND_TRUSTED_PEERS is replaced by INVENTORY_TRUSTED_PEERS and ORDER_TRUSTED_PEERS, so that each "
+          + "backend channel admits its own service's identities only");
+    }
+    ChannelTlsConfig mode = ChannelTlsConfig.readMode(reader, "BACKEND_TLS_MODE", tls);
+    Map<String, ChannelTlsConfig> channels = new java.util.TreeMap<>();
+    BACKEND_PREFIXES.forEach((backend, prefix) ->
+        channels.put(backend, mode.withServers(reader, prefix + "TRUSTED_PEERS", "BACKEND_TLS_MODE")));
+    return channels;
   }
 
   /** One line for the start-up log. */
@@ -163,7 +196,9 @@ public record GatewayConfig(
         + " grpc_bind_address=" + grpcBindAddress
         + " metrics_bind_address=" + metricsBindAddress
         + " " + tls.describe()
-        + " " + backendTls.describe("backend_")
+        + new java.util.TreeMap<>(backendTls).entrySet().stream()
+            .map(e -> " " + e.getValue().describe(BACKEND_PREFIXES.get(e.getKey()).toLowerCase(java.util.Locale.ROOT)))
+            .collect(java.util.stream.Collectors.joining())
         + " " + auth.describe()
         + " " + admission.describe();
   }

@@ -92,7 +92,8 @@ public final class GatewayMain {
     env.put("INVENTORY_ADDRESSES", backends);
     env.put("ORDER_ADDRESSES", backends);
     env.put("BACKEND_TLS_MODE", "mtls");
-    env.put("BACKEND_TRUSTED_PEERS", CdsTraining.IDENTITY);
+    env.put("INVENTORY_TRUSTED_PEERS", CdsTraining.IDENTITY);
+    env.put("ORDER_TRUSTED_PEERS", CdsTraining.IDENTITY);
     env.put("AUTH_MODE", "jwt");
     env.put("AUTH_POLICY_FILE", policy.toString());
     env.put("AUTH_JWKS_FILE", jwks.toString());

@@ -36,7 +36,9 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -128,7 +130,8 @@ public final class GatewayProcess implements AutoCloseable {
     ExecutorService aside = Executors.newFixedThreadPool(1, DaemonThreads.named("start-up"));
     try {
       aside.submit(() -> EventLoops.loadNatives(
-          config.tls().serverMode() != TlsMode.PLAINTEXT || config.backendTls().mode() != TlsMode.PLAINTEXT));
+          config.tls().serverMode() != TlsMode.PLAINTEXT
+              || config.backendTls().values().stream().anyMatch(channel -> channel.mode() != TlsMode.PLAINTEXT)));
       return start(config, lookup, started, aside);
     } finally {
       aside.shutdown(); // its thread ends once its tasks have
@@ -139,7 +142,6 @@ public final class GatewayProcess implements AutoCloseable {
       throws IOException {
     // One identity and CA for the client port and the backend channels (the admin endpoint's too).
     TransportSecurity transport = TransportSecurity.load(config.tls());
-    ChannelCredentials backendCredentials = transport.channelCredentials(config.backendTls());
     GatewayAccess access = GatewayAccess.start(config.auth(), Clock.systemUTC(), servedServices(),
         Stream.concat(FORWARDED.stream().map(Forwarded::service), Stream.of(AdminServiceGrpc.getServiceDescriptor()))
             .map(Forwarded::proto).toList());
@@ -164,7 +166,11 @@ public final class GatewayProcess implements AutoCloseable {
     List<BackendInstances> instances = new ArrayList<>();
     List<Backend> backends = new ArrayList<>();
     List<BindableService> forwarding = new ArrayList<>();
+    Map<String, ChannelCredentials> credentials = new HashMap<>();
     for (Forwarded route : FORWARDED) {
+      // Each backend's channels accept only its own service's identities.
+      ChannelCredentials backendCredentials = transport.channelCredentials(config.backendTls(route.backend()));
+      credentials.put(route.backend(), backendCredentials);
       BackendInstances routeInstances = new BackendInstances(route.backend(),
           BackendAddress.parseAll(route.addresses().apply(config)),
           lookup, config.resolvePeriod(), resolver, Clock.systemUTC()).start();
@@ -177,7 +183,7 @@ public final class GatewayProcess implements AutoCloseable {
 
     // Not forwarded: ListHotKeys asks every instance and adds their counts up.
     GatewayAdminEndpoint admin = new GatewayAdminEndpoint(instances, eventLoops,
-        config.defaultDeadline(), config.minForwardBudget(), backendCredentials);
+        config.defaultDeadline(), config.minForwardBudget(), credentials);
 
     // Forwarding never blocks: the event loop hands each call straight to its backend call. Access control
     // wraps every service of the port (reflection too), before the per-service metrics.
@@ -203,7 +209,9 @@ public final class GatewayProcess implements AutoCloseable {
     aside.submit(() -> MetricsRegistries.bindJvmMetrics(registry));
     Listening.log("gateway", config.grpcBindAddress(), server.port(), transport,
         config.metricsBindAddress() + ":" + metrics.port(),
-        config.backendTls().describe("backend_"));
+        FORWARDED.stream().map(route -> config.backendTls(route.backend())
+            .describe(GatewayConfig.BACKEND_PREFIXES.get(route.backend()).toLowerCase(java.util.Locale.ROOT)))
+            .collect(java.util.stream.Collectors.joining(" ")));
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
     return new GatewayProcess(server, metrics, List.copyOf(backends), List.copyOf(instances), resolver, monitor, admin, eventLoops, transport, access);

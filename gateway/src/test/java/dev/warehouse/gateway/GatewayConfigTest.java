@@ -57,33 +57,49 @@ class GatewayConfigTest {
   }
 
   @Test
-  void backendTls_readsItsModeAndTrustedServers_andNeedsTheGatewaysFiles(@TempDir Path dir) throws Exception {
+  void backendTls_readsItsModeAndEachBackendsOwnTrustedServers_andNeedsTheGatewaysFiles(@TempDir Path dir) throws Exception {
     GatewayConfig plain = GatewayConfig.fromEnvironment(env());
-    assertThat(plain.backendTls().mode()).isEqualTo(TlsMode.PLAINTEXT);
+    assertThat(plain.backendTls("inventory-service").mode()).isEqualTo(TlsMode.PLAINTEXT);
     assertThat(plain.tls().serverMode()).isEqualTo(TlsMode.PLAINTEXT);
     assertThat(GatewayConfig.variables()).contains("GRPC_TLS_MODE", "TLS_CERT_FILE", "TLS_KEY_FILE", "TLS_CA_FILE",
-        "TLS_TRUSTED_PEERS", "TLS_REFRESH_MS", "BACKEND_TLS_MODE", "BACKEND_TRUSTED_PEERS", "GRPC_BIND_ADDRESS",
-        "METRICS_BIND_ADDRESS");
+        "TLS_TRUSTED_PEERS", "TLS_REFRESH_MS", "BACKEND_TLS_MODE", "INVENTORY_TRUSTED_PEERS", "ORDER_TRUSTED_PEERS",
+        "GRPC_BIND_ADDRESS", "METRICS_BIND_ADDRESS").doesNotContain("BACKEND_TRUSTED_PEERS");
 
     Path cert = Files.writeString(dir.resolve("c.pem"), "x");
     Path key = Files.writeString(dir.resolve("k.pem"), "x");
     Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
     GatewayConfig mtls = GatewayConfig.fromEnvironment(env("BACKEND_TLS_MODE", "mtls",
-        "BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service,spiffe://warehouse.local/order-service",
+        "INVENTORY_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service",
+        "ORDER_TRUSTED_PEERS", "spiffe://warehouse.local/order-service",
         "TLS_CERT_FILE", cert.toString(), "TLS_KEY_FILE", key.toString(), "TLS_CA_FILE", ca.toString()));
-    assertThat(mtls.backendTls().mode()).isEqualTo(TlsMode.MTLS);
-    assertThat(mtls.backendTls().servers().identities()).containsExactlyInAnyOrder(
-        "spiffe://warehouse.local/inventory-service", "spiffe://warehouse.local/order-service");
+    assertThat(mtls.backendTls("inventory-service").mode()).isEqualTo(TlsMode.MTLS);
+    assertThat(mtls.backendTls("inventory-service").servers().identities())
+        .containsExactly("spiffe://warehouse.local/inventory-service");
+    assertThat(mtls.backendTls("order-service").servers().identities()).containsExactly("spiffe://warehouse.local/order-service");
     assertThat(mtls.tls().serverMode()).as("the client port stays as it was").isEqualTo(TlsMode.PLAINTEXT);
-    assertThat(mtls.describe()).contains("grpc_tls_mode=plaintext", "backend_tls_mode=mtls");
+    assertThat(mtls.describe()).contains("grpc_tls_mode=plaintext", "inventory_tls_mode=mtls",
+        "inventory_trusted_peers=spiffe://warehouse.local/inventory-service", "order_tls_mode=mtls",
+        "order_trusted_peers=spiffe://warehouse.local/order-service");
 
     assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("BACKEND_TLS_MODE", "mtls")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("BACKEND_TLS_MODE=mtls needs TLS_CA_FILE")
         .hasMessageContaining("BACKEND_TLS_MODE=mtls needs TLS_CERT_FILE and TLS_KEY_FILE");
-    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/x")))
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("ORDER_TRUSTED_PEERS", "spiffe://warehouse.local/x")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("BACKEND_TRUSTED_PEERS applies only with BACKEND_TLS_MODE=tls or mtls");
+        .hasMessageContaining("ORDER_TRUSTED_PEERS applies only with BACKEND_TLS_MODE=tls or mtls");
+  }
+
+  /** Settings that would quietly admit more than meant stop the start, each saying why. */
+  @Test
+  void unsafeSettings_stopTheStart_sayingWhy() {
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("BACKEND_TLS_MODE", "tls", "INVENTORY_TRUSTED_PEERS", ",")))
+        .hasMessageContaining("INVENTORY_TRUSTED_PEERS is set but names no identity: an empty list would admit any "
+            + "certificate the CA signed");
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("TLS_TRUSTED_PEERS", " , ")))
+        .hasMessageContaining("TLS_TRUSTED_PEERS is set but names no identity");
+    assertThatThrownBy(() -> GatewayConfig.fromEnvironment(env("BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/x")))
+        .hasMessageContaining("BACKEND_TRUSTED_PEERS is replaced by INVENTORY_TRUSTED_PEERS and ORDER_TRUSTED_PEERS");
   }
 
   @Test

@@ -132,7 +132,8 @@ class LocalStackIT {
             "AUTH_JWT_ISSUER", DevTokens.ISSUER,
             "AUTH_JWT_AUDIENCE", DevTokens.AUDIENCE), "gateway", Map.of(
             "BACKEND_TLS_MODE", "mtls",
-            "BACKEND_TRUSTED_PEERS", LocalCa.spiffeId("inventory-service") + "," + LocalCa.spiffeId("order-service"))))
+            "INVENTORY_TRUSTED_PEERS", LocalCa.spiffeId("inventory-service"),
+            "ORDER_TRUSTED_PEERS", LocalCa.spiffeId("order-service"))))
         .startAndAwaitPort();
     prometheus = PrometheusServer.start(List.of(inventory, orders1, orders2, gateway).stream()
         .map(p -> "127.0.0.1:" + p.metricsPort).toList());

@@ -120,14 +120,13 @@ public final class InventoryMain {
   }
 
   /**
-   * {@value #RESERVATION_TRUSTED_PEERS}: comma-separated URIs; {@value #ORDER_SERVICE_IDENTITY} when unset;
-   * set but empty, any identity the CA vouches for.
+   * {@value #RESERVATION_TRUSTED_PEERS}: comma-separated URIs; {@value #ORDER_SERVICE_IDENTITY} when unset.
    *
-   * @throws IllegalArgumentException when one is not a URI
+   * @throws IllegalArgumentException when one is not a URI, or it is set but names none
    */
   public static dev.warehouse.runtime.tls.TrustedPeers reservationPeers(Map<String, String> env) {
     EnvReader reader = new EnvReader(env);
-    List<String> peers = env.containsKey(RESERVATION_TRUSTED_PEERS) ? reader.uris(RESERVATION_TRUSTED_PEERS)
+    List<String> peers = env.containsKey(RESERVATION_TRUSTED_PEERS) ? reader.identities(RESERVATION_TRUSTED_PEERS)
         : List.of(ORDER_SERVICE_IDENTITY);
     reader.throwIfProblems();
     return dev.warehouse.runtime.tls.TrustedPeers.of(peers);

@@ -51,8 +51,6 @@ public final class SecurityCost {
   /** One read by key, one query, one write (the write also leaves an audit line): a storefront's calls. */
   private static final List<Op> OPS = List.of(Op.A2, Op.A5, Op.PLACE_ORDER);
   private static final String GATEWAY_ID = "spiffe://warehouse.local/gateway";
-  private static final String SERVICE_IDS =
-      "spiffe://warehouse.local/inventory-service,spiffe://warehouse.local/order-service";
   /** The development policy's role that places orders and reads stock and orders, and nothing else. */
   private static final String ROLE = "storefront";
   private static final int SOAK_ROUNDS = 6;
@@ -104,7 +102,9 @@ public final class SecurityCost {
 
       Map<String, String> plainBackends = backends(inventory, orders);
       Map<String, String> mtlsBackends = backends(mtlsInventory, mtlsOrders);
-      mtlsBackends.putAll(Map.of("BACKEND_TLS_MODE", "mtls", "BACKEND_TRUSTED_PEERS", SERVICE_IDS,
+      mtlsBackends.putAll(Map.of("BACKEND_TLS_MODE", "mtls",
+          "INVENTORY_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service",
+          "ORDER_TRUSTED_PEERS", "spiffe://warehouse.local/order-service",
           "TLS_CA_FILE", certs.resolve("ca.pem").toString(), "TLS_CERT_FILE", certs.resolve("gateway.pem").toString(),
           "TLS_KEY_FILE", certs.resolve("gateway-key.pem").toString()));
       Map<String, String> authenticating = new LinkedHashMap<>(mtlsBackends);

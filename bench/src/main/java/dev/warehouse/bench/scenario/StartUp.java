@@ -190,7 +190,8 @@ public final class StartUp {
       if (module.equals("gateway")) {
         env.keySet().removeIf(v -> v.startsWith("DYNAMODB_") || v.startsWith("TABLE_") || v.startsWith("PAGE_TOKEN"));
         env.putAll(Map.of("BACKEND_TLS_MODE", "mtls",
-            "BACKEND_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service,spiffe://warehouse.local/order-service",
+            "INVENTORY_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service",
+            "ORDER_TRUSTED_PEERS", "spiffe://warehouse.local/order-service",
             "AUTH_MODE", "jwt", "AUTH_POLICY_FILE", policy.toString(),
             "AUTH_JWKS_FILE", tokens.resolve("jwks.json").toString(), "AUTH_JWT_ISSUER", "warehouse-dev",
             "AUTH_JWT_AUDIENCE", "warehouse-gateway"));

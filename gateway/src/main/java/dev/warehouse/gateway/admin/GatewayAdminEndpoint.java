@@ -50,7 +50,7 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
 
   private final List<BackendInstances> backends;
   private final EventLoopGroup eventLoops;
-  private final ChannelCredentials credentials;
+  private final Map<String, ChannelCredentials> credentials;
   private final Duration defaultDeadline;
   private final Duration minForwardBudget;
   private final Map<Key, ManagedChannel> channels = new HashMap<>(); // guarded by this
@@ -58,13 +58,13 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
 
   /**
    * @param backends every backend's instances, named as the answers carry them ("inventory-service")
-   * @param credentials how the channels to them are secured, as the forwarding channels are
+   * @param credentials how the channels to each backend (by name) are secured, as its forwarding channels are
    */
   public GatewayAdminEndpoint(List<BackendInstances> backends, EventLoopGroup eventLoops, Duration defaultDeadline,
-      Duration minForwardBudget, ChannelCredentials credentials) {
+      Duration minForwardBudget, Map<String, ChannelCredentials> credentials) {
     this.backends = List.copyOf(backends);
     this.eventLoops = eventLoops;
-    this.credentials = credentials;
+    this.credentials = Map.copyOf(credentials);
     this.defaultDeadline = defaultDeadline;
     this.minForwardBudget = minForwardBudget;
   }
@@ -81,7 +81,7 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
     for (BackendInstances backend : backends) {
       for (InetSocketAddress address : backend.current()) {
         ManagedChannel channel = channels.computeIfAbsent(new Key(backend.service(), address),
-            key -> EventLoops.channelTo(address, eventLoops, credentials).build());
+            key -> EventLoops.channelTo(address, eventLoops, credentials.get(backend.service())).build());
         now.add(new Instance(backend.service(), BackendInstances.format(address), channel));
       }
     }

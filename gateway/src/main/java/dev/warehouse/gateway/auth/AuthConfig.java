@@ -27,6 +27,8 @@ import java.util.Set;
  * @param jwksRefresh  {@code AUTH_JWKS_REFRESH_SECONDS}: how often the JWKS is read again (key rotation)
  * @param tokenCacheSize {@code AUTH_TOKEN_CACHE_SIZE}: how many verified tokens are remembered until they
  *     expire or the JWKS changes, so that a caller's next calls skip the signature check (0: none)
+ * @param requiredType {@code AUTH_JWT_TYPE}: when set, the {@code typ} header every token must carry (RFC 9068's
+ *     {@code at+jwt}: an identity provider's ID token, signed by the same key for the same audience, then fails)
  */
 public record AuthConfig(
     AuthMode mode,
@@ -39,13 +41,19 @@ public record AuthConfig(
     String rolesClaim,
     Duration clockSkew,
     Duration jwksRefresh,
-    int tokenCacheSize) {
+    int tokenCacheSize,
+    Optional<String> requiredType) {
 
   public static final String DEFAULT_ALGORITHMS = "RS256,ES256";
   public static final String DEFAULT_ROLES_CLAIM = "roles";
   public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofSeconds(60);
   public static final Duration DEFAULT_JWKS_REFRESH = Duration.ofMinutes(5);
   public static final int DEFAULT_TOKEN_CACHE_SIZE = VerifiedTokens.DEFAULT_CAPACITY;
+  /**
+   * A token is accepted this long after it expired: more would keep a revoked caller's token working for as long.
+   * Five minutes, as Kerberos and most identity providers allow between clocks.
+   */
+  public static final Duration MAX_CLOCK_SKEW = Duration.ofMinutes(5);
   /** A bound on the memory it may take: a million tokens of about 1 KB. */
   static final int MAX_TOKEN_CACHE_SIZE = 1_000_000;
 
@@ -67,6 +75,14 @@ public record AuthConfig(
     algorithms = Set.copyOf(algorithms);
   }
 
+  /** Without a required {@code typ}. */
+  public AuthConfig(AuthMode mode, Optional<Path> policyFile, Optional<Path> jwksFile, Optional<URI> jwksUrl, String issuer,
+      String audience, Set<JWSAlgorithm> algorithms, String rolesClaim, Duration clockSkew, Duration jwksRefresh,
+      int tokenCacheSize) {
+    this(mode, policyFile, jwksFile, jwksUrl, issuer, audience, algorithms, rolesClaim, clockSkew, jwksRefresh,
+        tokenCacheSize, Optional.empty());
+  }
+
   /** Reads the {@code AUTH_*} variables; in {@code jwt} mode the policy, one JWKS source, issuer and audience are required. */
   public static AuthConfig read(EnvReader reader) {
     String modeValue = reader.string("AUTH_MODE", AuthMode.JWT.settingValue());
@@ -79,11 +95,22 @@ public record AuthConfig(
     Optional<Path> policy = path(reader, "AUTH_POLICY_FILE");
     Optional<Path> jwksFile = path(reader, "AUTH_JWKS_FILE");
     Optional<URI> jwksUrl = reader.uri("AUTH_JWKS_URL");
+    jwksUrl.filter(url -> !"https".equalsIgnoreCase(url.getScheme()) && !loopback(url.getHost())).ifPresent(url ->
+        reader.problem("AUTH_JWKS_URL must be an https URL (keys fetched over plain http can be swapped on the way, "
+            + "and then any token signed by the swapped-in key is accepted); plain http only on loopback, got "
+            + url.getScheme() + "://" + url.getHost()));
     String issuer = reader.string("AUTH_JWT_ISSUER", "");
     String audience = reader.string("AUTH_JWT_AUDIENCE", "");
     Set<JWSAlgorithm> algorithms = algorithms(reader);
     String rolesClaim = reader.string("AUTH_ROLES_CLAIM", DEFAULT_ROLES_CLAIM);
     Duration skew = Duration.ofSeconds(reader.nonNegativeLong("AUTH_CLOCK_SKEW_SECONDS", DEFAULT_CLOCK_SKEW.getSeconds()));
+    if (skew.compareTo(MAX_CLOCK_SKEW) > 0) {
+      reader.problem("AUTH_CLOCK_SKEW_SECONDS must be at most " + MAX_CLOCK_SKEW.getSeconds()
+          + " (an expired token is accepted for that long), got " + skew.getSeconds());
+      skew = DEFAULT_CLOCK_SKEW;
+    }
+    String type = reader.string("AUTH_JWT_TYPE", "").trim();
+    Optional<String> requiredType = type.isEmpty() ? Optional.empty() : Optional.of(type);
     Duration refresh = Duration.ofSeconds(
         reader.positiveLong("AUTH_JWKS_REFRESH_SECONDS", DEFAULT_JWKS_REFRESH.getSeconds()));
     long cacheSize = reader.nonNegativeLong("AUTH_TOKEN_CACHE_SIZE", DEFAULT_TOKEN_CACHE_SIZE);
@@ -107,7 +134,13 @@ public record AuthConfig(
       }
     }
     return new AuthConfig(mode, policy, jwksFile, jwksUrl, issuer, audience, algorithms, rolesClaim, skew, refresh,
-        (int) cacheSize);
+        (int) cacheSize, requiredType);
+  }
+
+  /** A host name that can only mean this machine: {@code localhost}, 127.0.0.0/8 or {@code ::1}, as written. */
+  static boolean loopback(String host) {
+    String name = host.toLowerCase(Locale.ROOT);
+    return name.equals("localhost") || name.matches("127(\\.\\d{1,3}){3}") || name.equals("[::1]") || name.equals("::1");
   }
 
   private static Optional<Path> path(EnvReader reader, String name) {
@@ -151,6 +184,7 @@ public record AuthConfig(
         + " auth_jwt_algorithms=" + String.join(",", algorithms.stream().map(JWSAlgorithm::getName).sorted().toList())
         + " auth_roles_claim=" + rolesClaim
         + " auth_clock_skew_s=" + clockSkew.getSeconds()
-        + " auth_jwks_refresh_s=" + jwksRefresh.getSeconds();
+        + " auth_jwks_refresh_s=" + jwksRefresh.getSeconds()
+        + " auth_jwt_type=" + requiredType.orElse("any");
   }
 }

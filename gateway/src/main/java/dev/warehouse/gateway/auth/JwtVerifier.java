@@ -2,6 +2,7 @@ package dev.warehouse.gateway.auth;
 
 import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JOSEObjectType;
+import com.nimbusds.jose.proc.JOSEObjectTypeVerifier;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.proc.BadJOSEException;
@@ -26,6 +27,7 @@ import java.util.Date;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -72,20 +74,27 @@ public final class JwtVerifier {
   /** @param cachedTokens how many verified tokens to remember (0: verify every call's token) */
   public JwtVerifier(JWKSource<SecurityContext> keys, Set<JWSAlgorithm> algorithms, String issuer, String audience,
       String rolesClaim, Duration clockSkew, Clock clock, int cachedTokens) {
+    this(keys, algorithms, issuer, audience, rolesClaim, clockSkew, clock, cachedTokens, Optional.empty());
+  }
+
+  /** @param requiredType the {@code typ} every token must carry ({@code at+jwt}), or any of the accepted ones */
+  public JwtVerifier(JWKSource<SecurityContext> keys, Set<JWSAlgorithm> algorithms, String issuer, String audience,
+      String rolesClaim, Duration clockSkew, Clock clock, int cachedTokens, Optional<String> requiredType) {
     this.algorithms = Set.copyOf(algorithms);
     this.rolesClaim = rolesClaim;
     this.clockSkew = clockSkew;
     this.verified = new VerifiedTokens(cachedTokens, clock);
     // A refreshed JWKS is a new set only when its keys changed; a fixed source never changes.
     this.keySet = keys instanceof JwksSource refreshed ? refreshed::current : () -> keys;
-    processor.setJWSTypeVerifier(JwtVerifier::verifyType);
+    processor.setJWSTypeVerifier(requiredType.<JOSEObjectTypeVerifier<SecurityContext>>map(JwtVerifier::requireType)
+        .orElse(JwtVerifier::verifyType));
     processor.setJWSKeySelector(new JWSVerificationKeySelector<>(this.algorithms, keys));
     processor.setJWTClaimsSetVerifier(new ClaimsVerifier(issuer, audience, clockSkew, clock));
   }
 
   public static JwtVerifier of(AuthConfig config, JWKSource<SecurityContext> keys, Clock clock) {
     return new JwtVerifier(keys, config.algorithms(), config.issuer(), config.audience(), config.rolesClaim(),
-        config.clockSkew(), clock, config.tokenCacheSize());
+        config.clockSkew(), clock, config.tokenCacheSize(), config.requiredType());
   }
 
   /**
@@ -176,9 +185,23 @@ public final class JwtVerifier {
 
   private static final Set<String> ACCEPTED_TYPES = Set.of("jwt", "at+jwt", "application/at+jwt");
 
+  /** Exactly {@code required} ({@code at+jwt}; RFC 8725's {@code application/} prefix allowed), never absent. */
+  private static JOSEObjectTypeVerifier<SecurityContext> requireType(String required) {
+    String wanted = required.toLowerCase(Locale.ROOT).replaceFirst("^application/", "");
+    return (type, context) -> {
+      if (type == null || !type.getType().toLowerCase(Locale.ROOT).replaceFirst("^application/", "").equals(wanted)) {
+        throw new TypeRejected("the bearer token's typ header must be " + required);
+      }
+    };
+  }
+
   private static final class TypeRejected extends BadJOSEException {
     TypeRejected() {
-      super("the bearer token's typ header must be JWT or at+jwt");
+      this("the bearer token's typ header must be JWT or at+jwt");
+    }
+
+    TypeRejected(String message) {
+      super(message);
     }
   }
 

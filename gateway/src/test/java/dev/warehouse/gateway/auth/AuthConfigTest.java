@@ -91,6 +91,37 @@ class AuthConfigTest {
   void theSettingsAreAmongTheVariablesTheGatewayReads() {
     assertThat(GatewayConfig.variables()).contains("AUTH_MODE", "AUTH_POLICY_FILE", "AUTH_JWKS_FILE", "AUTH_JWKS_URL",
         "AUTH_JWT_ISSUER", "AUTH_JWT_AUDIENCE", "AUTH_JWT_ALGORITHMS", "AUTH_ROLES_CLAIM", "AUTH_CLOCK_SKEW_SECONDS",
-        "AUTH_JWKS_REFRESH_SECONDS");
+        "AUTH_JWKS_REFRESH_SECONDS", "AUTH_JWT_TYPE");
+  }
+
+  /** A JWKS over plain http can be swapped on the way; a skew of hours keeps expired tokens working. */
+  @Test
+  void plainHttpJwksBeyondLoopback_andASkewAboveFiveMinutes_stopTheStart_sayingWhy() {
+    String jwksOverUrl = "AUTH_JWKS_FILE";
+    for (String url : new String[] {"http://login.example/keys", "http://10.0.0.5:8080/jwks.json", "HTTP://127.0.0.1.evil.test/k"}) {
+      assertThatThrownBy(() -> GatewayConfig.fromEnvironment(jwtWith(jwksOverUrl, null, "AUTH_JWKS_URL", url)))
+          .as(url).hasMessageContaining("AUTH_JWKS_URL must be an https URL").hasMessageContaining("plain http only on loopback");
+    }
+    for (String url : new String[] {"https://login.example/keys", "http://127.0.0.1:8080/jwks.json", "http://localhost/k",
+        "http://[::1]:9000/k"}) {
+      assertThat(GatewayConfig.fromEnvironment(jwtWith(jwksOverUrl, null, "AUTH_JWKS_URL", url)).auth().jwksUrl())
+          .as(url).isPresent();
+    }
+
+    assertThat(GatewayConfig.fromEnvironment(jwtWith("AUTH_CLOCK_SKEW_SECONDS", "300")).auth().clockSkew())
+        .isEqualTo(AuthConfig.MAX_CLOCK_SKEW);
+    for (String skew : new String[] {"301", "86400", "4294967296"}) {
+      assertThatThrownBy(() -> GatewayConfig.fromEnvironment(jwtWith("AUTH_CLOCK_SKEW_SECONDS", skew)))
+          .as(skew).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("AUTH_CLOCK_SKEW_SECONDS must be at most 300 (an expired token is accepted for that long), got " + skew);
+    }
+  }
+
+  @Test
+  void aRequiredTokenType_isReadAndShown_andNoneIsRequiredByDefault() {
+    assertThat(GatewayConfig.fromEnvironment(JWT).auth().requiredType()).isEmpty();
+    AuthConfig required = GatewayConfig.fromEnvironment(jwtWith("AUTH_JWT_TYPE", "at+jwt")).auth();
+    assertThat(required.requiredType()).contains("at+jwt");
+    assertThat(required.describe()).contains("auth_jwt_type=at+jwt");
   }
 }

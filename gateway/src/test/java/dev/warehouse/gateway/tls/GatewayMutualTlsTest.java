@@ -27,6 +27,9 @@ import dev.warehouse.runtime.tls.TlsMode;
 import dev.warehouse.runtime.tls.TransportSecurity;
 import dev.warehouse.runtime.tls.TrustedPeers;
 import io.grpc.Channel;
+import io.grpc.StatusRuntimeException;
+import dev.warehouse.order.v1.GetOrderRequest;
+import dev.warehouse.order.v1.OrderServiceGrpc;
 import io.grpc.ChannelCredentials;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -86,8 +89,14 @@ class GatewayMutualTlsTest {
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + inventory.grpcPort()),
         List.of("127.0.0.1:" + orders.grpcPort()), Duration.ofSeconds(10), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,
         GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO, Duration.ofSeconds(5))
-        .withTls(files(TlsMode.MTLS, "gateway", List.of()), new ChannelTlsConfig(TlsMode.MTLS, TrustedPeers.of(List.of(
-            LocalCa.spiffeId("inventory-service"), LocalCa.spiffeId("order-service"))))));
+        .withTls(files(TlsMode.MTLS, "gateway", List.of()), backendChannels()));
+  }
+
+  /** Each backend's channel admits its own service's identity only. */
+  private static Map<String, ChannelTlsConfig> backendChannels() {
+    return Map.of(
+        "inventory-service", new ChannelTlsConfig(TlsMode.MTLS, TrustedPeers.of(List.of(LocalCa.spiffeId("inventory-service")))),
+        "order-service", new ChannelTlsConfig(TlsMode.MTLS, TrustedPeers.of(List.of(LocalCa.spiffeId("order-service")))));
   }
 
   @AfterAll
@@ -153,6 +162,29 @@ class GatewayMutualTlsTest {
     channels.add(plaintext);
     assertThat(failure(() -> InventoryServiceGrpc.newBlockingStub(plaintext).withDeadlineAfter(5, TimeUnit.SECONDS)
         .getSerialItem(read)).getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+  }
+
+  /**
+   * A backend that presents another service's certificate (from the same CA) is refused: a gateway whose
+   * inventory addresses lead to the order-service never sends it an inventory call, and says the backend is
+   * unavailable; the order channel, pointed at the same order-service, works.
+   */
+  @Test
+  void theInventoryChannel_refusesABackendPresentingTheOrderServicesCertificate() throws Exception {
+    try (GatewayProcess misrouted = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + orders.grpcPort()),
+        List.of("127.0.0.1:" + orders.grpcPort()), Duration.ofSeconds(10), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,
+        GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO, Duration.ofSeconds(5))
+        .withTls(files(TlsMode.MTLS, "gateway", List.of()), backendChannels()))) {
+      Channel client = client(misrouted.grpcPort());
+      StatusRuntimeException refused = failure(() -> InventoryServiceGrpc.newBlockingStub(client)
+          .withDeadlineAfter(5, TimeUnit.SECONDS)
+          .getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber("SN-98471").build()));
+      assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+      // The order channel to the same process gets through: the order-service itself answers (nothing stored).
+      assertStatus(() -> OrderServiceGrpc.newBlockingStub(client).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .getOrder(GetOrderRequest.newBuilder().setOrderId("O-NONE").setConsistentRead(true).build()),
+          Status.Code.NOT_FOUND, "ORDER_NOT_FOUND");
+    }
   }
 
   @Test

@@ -82,6 +82,14 @@ class ReservationPeerAuthorizationTest {
         .identities()).containsExactlyInAnyOrder("spiffe://x.test/a", "spiffe://x.test/b");
   }
 
+  /** Set but naming none would admit any certificate of the CA to the reservations: the start stops instead. */
+  @Test
+  void aReservationTrustedPeersNamingNone_stopsTheStart() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> InventoryMain.reservationPeers(Map.of("RESERVATION_TRUSTED_PEERS", ",")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("RESERVATION_TRUSTED_PEERS is set but names no identity");
+  }
+
   @Test
   void eachServiceAdmitsOnlyItsOwnCallers_andHealthAdmitsBoth() throws Exception {
     ManagedChannel gateway = as("gateway");

@@ -38,6 +38,12 @@ public final class EnvReader {
     problems.add(description);
   }
 
+  /** Whether {@code name} is set (not blank), without making it one of {@link #names}: for a setting that is gone. */
+  public boolean isSet(String name) {
+    String value = env.get(name);
+    return value != null && !value.isBlank();
+  }
+
   /** The names of every variable read so far, in order: what a deployment may set. */
   public List<String> names() {
     return List.copyOf(names);
@@ -160,9 +166,18 @@ public final class EnvReader {
     return Optional.of(path);
   }
 
-  /** A comma-separated list of absolute URIs, such as {@code spiffe://warehouse.local/gateway}; may be empty. */
-  public List<String> uris(String name) {
+  /**
+   * Peer identities: a comma-separated list of absolute URIs, such as {@code spiffe://warehouse.local/gateway}. Unset,
+   * none (what that means is the setting's to say). Set but naming none (such as {@code ","}) is a problem: an empty
+   * list would admit any certificate the CA signed, which is never what someone who set it meant.
+   */
+  public List<String> identities(String name) {
     String value = string(name, "");
+    if (env.containsKey(name) && value.replace(",", "").isBlank()) {
+      problems.add(name + " is set but names no identity: an empty list would admit any certificate the CA signed; "
+          + "name the identities (such as spiffe://warehouse.local/gateway), or unset it");
+      return List.of();
+    }
     List<String> uris = new ArrayList<>();
     for (String part : value.split(",")) {
       String uri = part.trim();

@@ -20,17 +20,26 @@ public record ChannelTlsConfig(TlsMode mode, TrustedPeers servers) {
    * has what the mode needs.
    */
   public static ChannelTlsConfig read(EnvReader reader, String prefix, TlsConfig files) {
-    String modeName = prefix + "TLS_MODE";
+    return readMode(reader, prefix + "TLS_MODE", files).withServers(reader, prefix + "TRUSTED_PEERS", prefix + "TLS_MODE");
+  }
+
+  /** Reads only the mode ({@code modeName}), checking that {@code files} has what it needs; any server of the CA. */
+  public static ChannelTlsConfig readMode(EnvReader reader, String modeName, TlsConfig files) {
     TlsMode mode = TlsMode.of(reader.choice(modeName, TlsMode.PLAINTEXT.text(), TlsMode.NAMES));
-    TrustedPeers servers = TrustedPeers.of(reader.uris(prefix + "TRUSTED_PEERS"));
     if (mode != TlsMode.PLAINTEXT && files.caFile().isEmpty()) {
       reader.problem(modeName + "=" + mode.text() + " needs TLS_CA_FILE to verify the servers' certificates");
     }
     if (mode == TlsMode.MTLS && files.certFile().isEmpty()) {
       reader.problem(modeName + "=mtls needs TLS_CERT_FILE and TLS_KEY_FILE: the certificate it presents");
     }
+    return new ChannelTlsConfig(mode, TrustedPeers.ANY_FROM_CA);
+  }
+
+  /** This mode, with the servers' identities read from {@code peersName} (one channel's own, when several share a mode). */
+  public ChannelTlsConfig withServers(EnvReader reader, String peersName, String modeName) {
+    TrustedPeers servers = TrustedPeers.of(reader.identities(peersName));
     if (!servers.anyFromCa() && mode == TlsMode.PLAINTEXT) {
-      reader.problem(prefix + "TRUSTED_PEERS applies only with " + modeName + "=tls or mtls");
+      reader.problem(peersName + " applies only with " + modeName + "=tls or mtls");
     }
     return new ChannelTlsConfig(mode, servers);
   }

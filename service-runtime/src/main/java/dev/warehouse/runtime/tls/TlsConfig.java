@@ -68,7 +68,7 @@ public record TlsConfig(
     Optional<Path> cert = reader.readableFile("TLS_CERT_FILE");
     Optional<Path> key = reader.readableFile("TLS_KEY_FILE");
     Optional<Path> ca = reader.readableFile("TLS_CA_FILE");
-    TrustedPeers trusted = TrustedPeers.of(reader.uris("TLS_TRUSTED_PEERS"));
+    TrustedPeers trusted = TrustedPeers.of(reader.identities("TLS_TRUSTED_PEERS"));
     Duration refresh = Duration.ofMillis(reader.positiveLong("TLS_REFRESH_MS", DEFAULT_REFRESH.toMillis()));
     if (cert.isPresent() != key.isPresent()) {
       reader.problem("TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither");

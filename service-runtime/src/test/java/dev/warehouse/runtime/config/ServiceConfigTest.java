@@ -60,6 +60,20 @@ class ServiceConfigTest {
     assertThat(c.describe()).contains("grpc_tls_mode=mtls", "tls_trusted_peers=spiffe://warehouse.local/gateway,spiffe://x.test/y");
   }
 
+  /** An empty list of trusted peers would admit any certificate the CA signed: it stops the start instead. */
+  @Test
+  void trustedPeersNamingNone_stopTheStart(@TempDir Path dir) throws Exception {
+    Path file = Files.writeString(dir.resolve("f.pem"), "x");
+    for (String empty : new String[] {",", " , ,"}) {
+      assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "mtls",
+          "TLS_CERT_FILE", file.toString(), "TLS_KEY_FILE", file.toString(), "TLS_CA_FILE", file.toString(),
+          "TLS_TRUSTED_PEERS", empty)))
+          .as("'" + empty + "'").isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("TLS_TRUSTED_PEERS is set but names no identity: an empty list would admit any "
+              + "certificate the CA signed");
+    }
+  }
+
   @Test
   void tlsModes_needTheirFiles_andEveryProblemIsNamed(@TempDir Path dir) throws Exception {
     assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "mtls",
