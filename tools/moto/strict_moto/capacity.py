@@ -246,14 +246,16 @@ def install_consumed_capacity(patches):
             results = [r.project(projection) for r in results]
         return results, scanned_count, last_evaluated_key
 
-    def transact_write_items(original):
+    def writes(original, named, factor, split):
+        """A handler of several writes ((operation, table name, key attributes) from `named`), each billed
+        `factor` times, a ConditionCheck among them as a read; `split` as in Consumed.entries."""
         def handler(self):
             mode = wanted(self.body)
             if mode is None:
                 return answer(original(self), None, None, False)
             backend = self.dynamodb_backend
             touched = []
-            for op_type, table_name, attrs in transaction_items(self.body):
+            for op_type, table_name, attrs in named(self.body):
                 table, key = locate(backend, table_name, attrs)
                 if table is not None:
                     touched.append((op_type, table, key, copy.deepcopy(stored_item(table, key))))
@@ -261,13 +263,16 @@ def install_consumed_capacity(patches):
             consumed = Consumed()
             for op_type, table, key, before in touched:
                 if op_type == "ConditionCheck":
-                    consumed.add(table.name, read=2 * read_units(item_size(before), True))
+                    consumed.add(table.name, read=factor * read_units(item_size(before), True))
                     continue
                 after = stored_item(table, key)
-                consumed.add(table.name, write=2 * write_units(max(item_size(before), item_size(after))),
+                consumed.add(table.name, write=factor * write_units(max(item_size(before), item_size(after))),
                              indexes=index_write_units(table, before, after))
-            return answer(result, mode, consumed, False, split=True)
+            return answer(result, mode, consumed, False, split=split)
         return handler
+
+    def batch_writes(body):
+        return (("Write", table_name, attrs) for table_name, attrs in batch_items(body))
 
     def transact_get_items(original):
         def handler(self):
@@ -301,36 +306,17 @@ def install_consumed_capacity(patches):
             return answer(result, mode, consumed, False)
         return handler
 
-    def batch_write_item(original):
-        def handler(self):
-            mode = wanted(self.body)
-            if mode is None:
-                return answer(original(self), None, None, False)
-            backend = self.dynamodb_backend
-            touched = []
-            for table_name, attrs in batch_items(self.body):
-                table, key = locate(backend, table_name, attrs)
-                if table is not None:
-                    touched.append((table, key, copy.deepcopy(stored_item(table, key))))
-            result = original(self)
-            consumed = Consumed()
-            for table, key, before in touched:
-                after = stored_item(table, key)
-                consumed.add(table.name, write=write_units(max(item_size(before), item_size(after))),
-                             indexes=index_write_units(table, before, after))
-            return answer(result, mode, consumed, False)
-        return handler
-
     patches.wrap(DynamoHandler, "put_item", lambda original: one_write(original, "Item"))
     patches.wrap(DynamoHandler, "update_item", lambda original: one_write(original, "Key"))
     patches.wrap(DynamoHandler, "delete_item", lambda original: one_write(original, "Key"))
     patches.wrap(DynamoHandler, "get_item", get_item)
     patches.wrap(DynamoHandler, "query", query)
     patches.wrap(DynamoHandler, "scan", query)
-    patches.wrap(DynamoHandler, "transact_write_items", transact_write_items)
+    # A transaction bills each item twice, and answers its reads and writes apart.
+    patches.wrap(DynamoHandler, "transact_write_items", lambda original: writes(original, transaction_items, 2, True))
     patches.wrap(DynamoHandler, "transact_get_items", transact_get_items)
     patches.wrap(DynamoHandler, "batch_get_item", batch_get_item)
-    patches.wrap(DynamoHandler, "batch_write_item", batch_write_item)
+    patches.wrap(DynamoHandler, "batch_write_item", lambda original: writes(original, batch_writes, 1, False))
     # Table.scan's legacy ScanFilter (its first argument) still applies first, as moto has it.
     patches.wrap(Table, "query", lambda original: billing(original, 8, "filter_expression", 5, "projection_expressions"))
     patches.wrap(Table, "scan", lambda original: billing(original, 2, "filter_expression", 5, "projection_expression"))

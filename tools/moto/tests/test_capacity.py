@@ -69,3 +69,15 @@ def test_writeToAnIndexedItem_addsTheIndexsWrite(launch):
 
     assert answer["ConsumedCapacity"] == {"TableName": table, "CapacityUnits": 2.0, "Table": {"CapacityUnits": 1.0},
                                           "GlobalSecondaryIndexes": {"GSI1": {"CapacityUnits": 1.0}}}
+
+
+def test_batchWrite_billsEachItemOnce_onItsOwnSize(launch):
+    dynamo = launch()
+    table = dynamo.table()
+    dynamo.put(table, "deleted", v="x" * 1500)
+
+    answer = dynamo.call("BatchWriteItem", ReturnConsumedCapacity="TOTAL", RequestItems={table: [
+        {"PutRequest": {"Item": {"PK": {"S": "p"}, "SK": {"S": "A"}, "v": {"S": "x" * 1500}}}},
+        {"DeleteRequest": {"Key": {"PK": {"S": "deleted"}, "SK": {"S": "A"}}}}]})
+
+    assert answer["ConsumedCapacity"] == [{"TableName": table, "CapacityUnits": 4.0}]

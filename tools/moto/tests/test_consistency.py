@@ -23,12 +23,17 @@ def test_history_answersOnlyTheKeysAsked():
     assert history.as_of("t", cutoff=9.0, keys=["b", "c"]) == {"b": "b0"}
 
 
-def test_eventualGetItem_seesTheOlderVersion_untilTheLagHasPassed(launch, clock):
-    dynamo = launch(consistency_lag_ms=200)
-    table = dynamo.table()
+def rewrite(dynamo, clock, table):
+    """Writes item p as "old", then a second later (past the lag of an older write) as "new"."""
     dynamo.put(table, "p", v="old")
     clock.advance(1.0)
     dynamo.put(table, "p", v="new")
+
+
+def test_eventualGetItem_seesTheOlderVersion_untilTheLagHasPassed(launch, clock):
+    dynamo = launch(consistency_lag_ms=200)
+    table = dynamo.table()
+    rewrite(dynamo, clock, table)
 
     assert dynamo.get(table, "p")["v"] == "old"
     assert dynamo.get(table, "p", consistent=True)["v"] == "new"
@@ -52,9 +57,7 @@ def test_eventualGetItem_missesAJustCreatedItem_andStillSeesAJustDeletedOne(laun
 def test_eventualRead_isFresh_whenTheDrawIsAtOrAboveTheStaleReadProbability(launch, clock, draws):
     dynamo = launch(stale_read_probability=0.5)
     table = dynamo.table()
-    dynamo.put(table, "p", v="old")
-    clock.advance(1.0)
-    dynamo.put(table, "p", v="new")
+    rewrite(dynamo, clock, table)
 
     draws.value = 0.5
     assert dynamo.get(table, "p")["v"] == "new"
@@ -97,9 +100,7 @@ def test_aTableWithoutLag_isReadFresh(launch, clock):
 def test_aStaleReadLeavesTheTableAsItWas(launch, clock):
     dynamo = launch()
     table = dynamo.table()
-    dynamo.put(table, "p", v="old")
-    clock.advance(1.0)
-    dynamo.put(table, "p", v="new")
+    rewrite(dynamo, clock, table)
     dynamo.put(table, "created", v="here")
 
     assert dynamo.get(table, "p")["v"] == "old"
