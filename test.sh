@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: `./mvnw -B verify`, after making sure the tools the tests start are here.
-#  - moto's server and cfn-lint, at the versions in tools/python-requirements.txt (the machine's python3's
-#    when it has them, else installed into .venv): the DynamoDB the tests talk to, and the template's lint;
+# Runs every test: the moto launcher's (pytest), then `./mvnw -B verify`, after making sure the tools the
+# tests start are here.
+#  - moto's server, cfn-lint and pytest, at the versions in tools/python-requirements.txt (the machine's
+#    python3's when it has them, else installed into .venv): the DynamoDB the tests talk to, the
+#    template's lint, and the launcher's tests;
 #  - buf (npm's @bufbuild/buf, pinned): the contracts' compatibility gate;
 #  - Prometheus (Debian's package): the end-to-end test checks the Grafana dashboard's queries and the
 #    alert rules on it; its promtool runs the alerts' unit tests (AlertRulesTest).
@@ -39,5 +41,8 @@ fi
 # The CloudFormation template's structure is checked by CloudFormationTemplateTest; cfn-lint also checks it
 # against AWS's resource schemas.
 "${CFN_LINT[@]}" deploy/aws/*.yaml
+
+# The moto launcher's own tests (tools/moto/tests): in process and quick, before the Java tests start it.
+"$MOTO_PYTHON" -m pytest -q tools/moto/tests
 
 exec ./mvnw -B verify "$@"

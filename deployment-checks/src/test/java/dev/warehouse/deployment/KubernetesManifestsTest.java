@@ -918,11 +918,19 @@ class KubernetesManifestsTest {
     assertThat(moto.getSpec().getPorts()).singleElement().satisfies(p -> assertThat(p.getPort()).isEqualTo(5000));
     assertThat(selects(moto.getSpec().getSelector(), podLabels("local", "moto"))).isTrue();
     Container container = container("local", "moto");
-    assertThat(container.getCommand()).containsSubsequence("/launcher/serialized_moto_server.py", "--port", "5000");
-    String launcher = pod("local", "moto").getVolumes().stream().filter(v -> v.getConfigMap() != null)
-        .findFirst().orElseThrow().getConfigMap().getName();
-    assertThat(one("local", ConfigMap.class, launcher).getData().get("serialized_moto_server.py"))
-        .isEqualTo(Files.readString(ROOT.resolve("tools/moto/serialized_moto_server.py")));
+    assertThat(container.getCommand()).containsSubsequence("-m", "strict_moto", "--port", "5000");
+    // The ConfigMap is the package's directory, under the working directory python -m imports from.
+    Volume launcher = pod("local", "moto").getVolumes().stream().filter(v -> v.getConfigMap() != null)
+        .findFirst().orElseThrow();
+    assertThat(container.getVolumeMounts()).anySatisfy(m -> assertThat(List.of(m.getName(), m.getMountPath()))
+        .containsExactly(launcher.getName(), container.getWorkingDir() + "/strict_moto"));
+    Map<String, String> modules = new HashMap<>();
+    try (Stream<Path> files = Files.list(ROOT.resolve("tools/moto/strict_moto"))) {
+      for (Path module : files.filter(f -> f.toString().endsWith(".py")).toList()) {
+        modules.put(module.getFileName().toString(), Files.readString(module));
+      }
+    }
+    assertThat(one("local", ConfigMap.class, launcher.getConfigMap().getName()).getData()).isEqualTo(modules);
     // The credentials come from an ignored directory: none is committed.
     assertThat(Files.readString(ROOT.resolve("deploy/k8s/overlays/local/.gitignore"))).contains("/secrets/");
     assertThat(Files.readString(ROOT.resolve("deploy/k8s/overlays/local/make-secrets.sh")))

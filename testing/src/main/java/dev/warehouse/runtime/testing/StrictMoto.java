@@ -14,7 +14,7 @@ import java.util.StringJoiner;
 import java.util.regex.Pattern;
 
 /**
- * Per-table settings of the shared moto server's strict mode (see {@code tools/moto/serialized_moto_server.py}):
+ * Per-table settings of the shared moto server's strict mode (see {@code tools/moto/strict_moto/settings.py}):
  * how often and how far eventually consistent reads lag, how often transactions are cancelled by a
  * conflict, how long a ClientRequestToken is remembered, how long a transaction takes. Test classes
  * share one server and keep apart by table, so each sets what it needs on its own table, even before

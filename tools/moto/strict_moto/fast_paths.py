@@ -1,0 +1,67 @@
+"""Makes a transaction and a Query cost what they touch, not what the table holds (off with --plain).
+
+moto 5 copies every table a TransactWriteItems names (copy.deepcopy, for its rollback), and each
+Query sorts every item of the table before it picks the partition: both grow with the table, so a
+benchmark's latency would climb as its own orders fill the table. Here a transaction saves only
+the items it names and puts them back when moto cancels it; a Query on the table reads only its
+partition; a Query on an index walks the items unsorted (moto sorts the matches itself). Same
+results, checked by the tests that run against this launcher. Tables with streams are not
+handled (a rollback would not retract stream records); ours have none.
+"""
+import copy
+
+from strict_moto.items import item_key, put_back, transaction_items
+
+
+def install_fast_paths(patches):
+    import moto.dynamodb.models as backend_module
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
+
+    class _KeepTables:
+        """Stands in for the copy module inside moto's backend: tables are not copied."""
+
+        @staticmethod
+        def deepcopy(value, memo=None):
+            return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+    def transact_write_items(original):
+        def transact(self, transact_items):
+            saved = []
+            for _, table_name, attrs in transaction_items({"TransactItems": transact_items}):
+                table = self.tables.get(table_name)
+                key = item_key(table, attrs) if table is not None else None
+                if key is not None:
+                    saved.append((table, *key, copy.deepcopy(table.get_item(*key))))
+            backend_module.copy = _KeepTables
+            try:
+                return original(self, transact_items)
+            except BaseException:
+                # Newest first: a key named twice is put back to what it was before the first write.
+                for table, hash_key, range_key, item in reversed(saved):
+                    put_back(table, hash_key, range_key, item)
+                raise
+            finally:
+                backend_module.copy = copy
+        return transact
+
+    def query(original):
+        def partition_query(self, hash_key, *args, **kwargs):
+            index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+            if index_name:
+                items = self.items
+                self.all_items = lambda: [i for part in items.values()
+                                          for i in (part.values() if isinstance(part, dict) else (part,))]
+            elif hash_key is not None and self.range_key_attr is not None:
+                partition = self.items.get(hash_key, {})
+                self.all_items = lambda: list(partition.values())
+            else:
+                return original(self, hash_key, *args, **kwargs)
+            try:
+                return original(self, hash_key, *args, **kwargs)
+            finally:
+                del self.all_items  # the instance attribute only shadowed the method for this call
+        return partition_query
+
+    patches.wrap(DynamoDBBackend, "transact_write_items", transact_write_items)
+    patches.wrap(Table, "query", query)
