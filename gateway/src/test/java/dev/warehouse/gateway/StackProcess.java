@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 final class StackProcess implements AutoCloseable {
 
   static final Path ROOT = Path.of(System.getProperty("project.root", "..")).toAbsolutePath().normalize();
-  private static final Path LOGS = ROOT.resolve("gateway/target/e2e-logs");
+  static final Path LOGS = ROOT.resolve("gateway/target/e2e-logs");
 
   final String name;
   final int grpcPort;

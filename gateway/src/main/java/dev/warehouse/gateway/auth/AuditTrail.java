@@ -27,6 +27,7 @@ import java.net.SocketAddress;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -81,10 +82,28 @@ public final class AuditTrail implements ServerInterceptor {
    * so after this a caller that has its answer also has its line: what tests that read the lines need.
    */
   static void awaitWritten() throws InterruptedException {
+    if (!drain(Duration.ofSeconds(10))) {
+      throw new IllegalStateException("the audit trail's writer did not drain");
+    }
+  }
+
+  /**
+   * Writes out every line queued so far, waiting up to {@code timeout}, and flushes the log's handlers: the
+   * gateway's stop calls it once its calls have ended, since the writer's thread would die with the JVM and
+   * take the lines still queued with it. Returns whether everything was written in time.
+   */
+  public static boolean drain(Duration timeout) throws InterruptedException {
     try {
-      WRITER.submit(() -> {}).get(10, TimeUnit.SECONDS);
+      WRITER.submit(() -> {}).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return true;
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      throw new IllegalStateException("the audit trail's writer did not drain", e);
+      return false;
+    } finally {
+      for (Logger logger = log; logger != null; logger = logger.getParent()) {
+        for (java.util.logging.Handler handler : logger.getHandlers()) {
+          handler.flush();
+        }
+      }
     }
   }
 

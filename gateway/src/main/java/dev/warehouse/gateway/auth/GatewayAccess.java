@@ -70,10 +70,22 @@ public final class GatewayAccess implements AutoCloseable {
     return builder;
   }
 
+  /** Once the calls have ended: every audit line still queued is written before the process may exit. */
   @Override
   public void close() {
+    try {
+      if (!AuditTrail.drain(AUDIT_DRAIN)) {
+        log.warning("event=audit_drain_incomplete detail=\"audit lines were still queued after "
+            + AUDIT_DRAIN.toSeconds() + " s\"");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     if (jwks != null) {
       jwks.close();
     }
   }
+
+  /** How long the stop waits for the audit lines still queued; a queue of 10,000 lines takes well under a second. */
+  private static final java.time.Duration AUDIT_DRAIN = java.time.Duration.ofSeconds(10);
 }
