@@ -55,18 +55,10 @@ public final class CapacityCost {
   /** What the tool writes when docs/operations.md does not exist yet. */
   static final String SKELETON = "# Operations\n\n## Capacity and cost\n\n" + BEGIN + "\n" + END + "\n";
 
-  /** The RPCs, in the order they are called: A7 after W2, whose stock takes put low-stock markers for it to read. */
-  private static final List<Rpc> ORDER = List.of(
-      new Rpc("A1", "GetSerialItem", Op.A1), new Rpc("A2", "GetProductInventory", Op.A2),
-      new Rpc("A3", "ListProductWarehouses", Op.A3), new Rpc("A4", "ListWarehouseProducts", Op.A4),
-      new Rpc("A5", "ListCustomerOrders", Op.A5), new Rpc("A6", "GetOrder", Op.A6),
-      new Rpc("W1", "PutSerialItem", Op.PUT_SERIAL), new Rpc("W2", "PutProductInventory", Op.PUT_STOCK),
-      new Rpc("A7", "ListLowStock", Op.A7), new Rpc("W3", "AdjustStock", Op.ADJUST_STOCK),
-      new Rpc("W4", "PlaceOrder", Op.PLACE_ORDER), new Rpc("W5", "UpdateOrderStatus", Op.UPDATE_STATUS));
+  /** The RPCs, in the order they are called (the order {@link Op} declares them in). */
+  private static final List<Op> ORDER = List.of(Op.values());
 
   private CapacityCost() {}
-
-  record Rpc(String pattern, String method, Op op) {}
 
   /** Per call of one RPC: DynamoDB requests, read and write capacity units (request units on demand). */
   public record PerCall(String pattern, String method, int calls, int failed, String requests, double itemsQueried,
@@ -85,9 +77,9 @@ public final class CapacityCost {
     List<PerCall> measured = new ArrayList<>();
     try (GrpcTarget services = new GrpcTarget("services", "127.0.0.1:" + stack.inventory.grpcPort,
         "127.0.0.1:" + stack.orders.grpcPort, data)) {
-      for (Rpc rpc : ORDER) {
+      for (Op op : ORDER) {
         String before = scrape(stack);
-        var call = services.call(rpc.op(), i -> (int) i);
+        var call = services.call(op, i -> (int) i);
         int failed = 0;
         for (int i = 0; i < calls; i++) {
           try {
@@ -99,7 +91,7 @@ public final class CapacityCost {
         String after = scrape(stack);
         // Everything the services asked of DynamoDB meanwhile, whatever route it was counted under (W5 reads its
         // order through A6's), but their own requests that name no route (start-up, audits).
-        measured.add(new PerCall(rpc.pattern(), rpc.method(), calls, failed,
+        measured.add(new PerCall(op.patternId(), op.method(), calls, failed,
             requests(before, after, calls),
             delta(before, after, EXAMINED, "") / calls,
             delta(before, after, CAPACITY, "kind=\"read\"") / calls,

@@ -26,7 +26,7 @@ import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
  */
 public final class CostFlatness {
 
-  private static final List<Op> ROUTES = List.of(Op.A1, Op.A2, Op.A3, Op.A4, Op.A5, Op.A6);
+  private static final List<Op> ROUTES = List.of(Op.GET_SERIAL_ITEM, Op.GET_PRODUCT_INVENTORY, Op.LIST_PRODUCT_WAREHOUSES, Op.LIST_WAREHOUSE_PRODUCTS, Op.LIST_CUSTOMER_ORDERS, Op.GET_ORDER);
   private static final int REQUESTS = 5;
   private static final String NAIVE = "A4 naive: Scan + filter";
   private static final int PAGE = 25;

@@ -32,7 +32,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
  */
 public final class LayerOverhead {
 
-  private static final List<Op> OPS = List.of(Op.A1, Op.A2, Op.A3, Op.A4, Op.A5, Op.A6, Op.PLACE_ORDER);
+  private static final List<Op> OPS = List.of(Op.GET_SERIAL_ITEM, Op.GET_PRODUCT_INVENTORY, Op.LIST_PRODUCT_WAREHOUSES, Op.LIST_WAREHOUSE_PRODUCTS, Op.LIST_CUSTOMER_ORDERS, Op.GET_ORDER, Op.PLACE_ORDER);
   private static final String TITLE = "1. Layer overhead";
   
   private LayerOverhead() {}

@@ -125,7 +125,7 @@ public final class Overload {
     try (Cores cores = Cores.split(stack);
         GrpcTarget flood = new GrpcTarget("flood", gateway, gateway, data);
         Caller polite = new Caller(gateway, data)) {
-      Call a6 = flood.call(Op.A6, i -> keys.next());
+      Call a6 = flood.call(Op.GET_ORDER, i -> keys.next());
       ClosedLoop.run("warm-up", polite::listCustomerOrders, 2, Duration.ZERO, settings.overloadMeasure().dividedBy(2));
       List<Double> warmUp = warmUp(a6, settings.overloadMeasure().dividedBy(2));
       quiet(stack);
@@ -210,7 +210,7 @@ public final class Overload {
     RefusalTimers timersBefore = RefusalTimers.scrape(stack);
     Sampler sampler = Sampler.start(stack);
     Polite polite = Polite.start(caller);
-    Flood flood = Flood.start("A6", a6, rate, settings.overloadLevel(), Overload::outcome);
+    Flood flood = Flood.start(Op.GET_ORDER.patternId(), a6, rate, settings.overloadLevel(), Overload::outcome);
     long end = flood.awaitSchedule();
     Polite.Result politeResult = polite.stop();
     OptionalLong recovery = recover(caller, end, (long) (ADMITTED_P99_TARGET * unloadedP99 * 1e6));

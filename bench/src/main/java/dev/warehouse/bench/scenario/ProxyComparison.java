@@ -52,7 +52,7 @@ public final class ProxyComparison {
 
       // Steady state is what is compared: the gateway's JIT compiles its forwarding path first (nginx has none).
       try (GrpcTarget target = new GrpcTarget("gateway", addresses.get("gateway"), addresses.get("gateway"), data)) {
-        ClosedLoop.run("gateway warm-up", target.call(Op.A1, i -> 0), settings.proxyConcurrency(),
+        ClosedLoop.run("gateway warm-up", target.call(Op.GET_SERIAL_ITEM, i -> 0), settings.proxyConcurrency(),
             settings.warmup().multipliedBy(5), settings.warmup());
       }
       Map<String, List<Summary>> latency = new LinkedHashMap<>();
@@ -65,12 +65,12 @@ public final class ProxyComparison {
             LongAdder started = new LongAdder();
             double openBefore = cpuSeconds.get(route).getAsDouble();
             latency.computeIfAbsent(route, r -> new ArrayList<>()).add(OpenLoop.run(route,
-                target.call(Op.A1, i -> 0).countedBy(started), settings.proxyRate(), settings.warmup().multipliedBy(2),
+                target.call(Op.GET_SERIAL_ITEM, i -> 0).countedBy(started), settings.proxyRate(), settings.warmup().multipliedBy(2),
                 settings.measure(), null));
             cpuPerCall.computeIfAbsent(route, r -> new ArrayList<>())
                 .add((cpuSeconds.get(route).getAsDouble() - openBefore) / started.sum() * 1e6);
             double closedBefore = cpuSeconds.get(route).getAsDouble();
-            Summary closed = ClosedLoop.run(route, target.call(Op.A1, i -> 0), settings.proxyConcurrency(),
+            Summary closed = ClosedLoop.run(route, target.call(Op.GET_SERIAL_ITEM, i -> 0), settings.proxyConcurrency(),
                 settings.warmup(), settings.measure());
             double cpu = cpuSeconds.get(route).getAsDouble() - closedBefore;
             throughput.computeIfAbsent(route, r -> new ArrayList<>()).add(closed);

@@ -49,7 +49,7 @@ public final class SecurityCost {
 
   private static final String TITLE = "7. What security costs per call";
   /** One read by key, one query, one write (the write also leaves an audit line): a storefront's calls. */
-  private static final List<Op> OPS = List.of(Op.A2, Op.A5, Op.PLACE_ORDER);
+  private static final List<Op> OPS = List.of(Op.GET_PRODUCT_INVENTORY, Op.LIST_CUSTOMER_ORDERS, Op.PLACE_ORDER);
   private static final String GATEWAY_ID = "spiffe://warehouse.local/gateway";
   /** The development policy's role that places orders and reads stock and orders, and nothing else. */
   private static final String ROLE = "storefront";
@@ -314,7 +314,7 @@ public final class SecurityCost {
       throws Exception {
     try (GrpcTarget anonymous = new GrpcTarget("anonymous", "127.0.0.1:" + gateway.grpcPort,
         "127.0.0.1:" + gateway.grpcPort, data, credentials, List.of())) {
-      anonymous.call(Op.A2, i -> 0).start(0).get(10, TimeUnit.SECONDS);
+      anonymous.call(Op.GET_PRODUCT_INVENTORY, i -> 0).start(0).get(10, TimeUnit.SECONDS);
       throw new IllegalStateException("the JWT gateway answered a call without a token");
     } catch (ExecutionException e) {
       Status status = Status.fromThrowable(e.getCause());

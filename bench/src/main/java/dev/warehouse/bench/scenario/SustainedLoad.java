@@ -32,7 +32,7 @@ import org.HdrHistogram.Histogram;
  */
 public final class SustainedLoad {
 
-  private static final Op[] READS = {Op.A1, Op.A2, Op.A3, Op.A4, Op.A5, Op.A6};
+  private static final Op[] READS = {Op.GET_SERIAL_ITEM, Op.GET_PRODUCT_INVENTORY, Op.LIST_PRODUCT_WAREHOUSES, Op.LIST_WAREHOUSE_PRODUCTS, Op.LIST_CUSTOMER_ORDERS, Op.GET_ORDER};
   private static final int WINDOW_SECONDS = 30;
   /** Share of the probed closed-loop throughput to run at: below saturation, so queues stay short. */
   private static final double LOAD_FACTOR = 0.3;
@@ -51,7 +51,7 @@ public final class SustainedLoad {
       reads[r] = target.call(READS[r], i -> keys.next());
     }
     Call place = target.call(Op.PLACE_ORDER, i -> keys.next());
-    Call update = target.call(Op.UPDATE_STATUS, i -> 0);
+    Call update = target.call(Op.UPDATE_ORDER_STATUS, i -> 0);
     return i -> {
       int slot = (int) (i % 50);
       return slot < 45 ? reads[slot % READS.length].start(i) : slot < 49 ? place.start(i) : update.start(i);

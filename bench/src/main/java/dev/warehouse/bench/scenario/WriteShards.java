@@ -18,9 +18,11 @@ import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.stats.LatencyStats;
 import dev.warehouse.bench.stats.Summary;
 import dev.warehouse.bench.target.GrpcTarget;
+import dev.warehouse.bench.target.Target.Op;
 import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.store.InventoryItems;
+import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
@@ -79,8 +81,8 @@ public final class WriteShards {
   static final double SHARE_TOLERANCE = 0.05;
   static final double DETECT_TARGET_SECONDS = 10;
   static final long POLL_MS = 250;
-  static final String MARKER_PREFIX = "LOW_STOCK#";
-  static final String PATTERN = "W3";
+  static final String MARKER_PREFIX = InventoryKeys.LOW_STOCK.partitionKey().prefix();
+  static final String PATTERN = Op.ADJUST_STOCK.patternId();
   private static final Instant LOADED = Instant.parse("2026-11-01T00:00:00Z");
 
   private WriteShards() {}
@@ -424,7 +426,7 @@ public final class WriteShards {
 
     List<List<String>> detection = new ArrayList<>();
     for (CelebrityRun run : runs) {
-      String celebrity = "PRODUCT#" + product(0);
+      String celebrity = InventoryKeys.productPk(product(0));
       OptionalDouble named = firstNamed(run.observations(), celebrity, SHARE_TOLERANCE);
       Observation last = run.observations().isEmpty() ? new Observation(0, "", 0, 0, "", 0)
           : run.observations().get(run.observations().size() - 1);
@@ -504,7 +506,7 @@ public final class WriteShards {
               m.put("hottest_key", r.hottestKey());
               m.put("hottest_share", r.hottestShare());
               m.put("celebrity_named_after_seconds",
-                  firstNamed(r.observations(), "PRODUCT#" + product(0), SHARE_TOLERANCE).orElse(-1));
+                  firstNamed(r.observations(), InventoryKeys.productPk(product(0)), SHARE_TOLERANCE).orElse(-1));
               m.put("polls", r.observations().size());
               m.put("polls_right", r.observations().stream().filter(o -> o.right(SHARE_TOLERANCE)).count());
               return m;

@@ -55,20 +55,20 @@ public final class DynamoTarget implements Target {
   @Override
   public Call call(Op op, LongToIntFunction key) {
     return switch (op) {
-      case A1 -> i -> get(InventoryKeys.serialItem(serial(key.applyAsInt(i) % data.serials)).attributes());
-      case A2 -> i -> {
+      case GET_SERIAL_ITEM -> i -> get(InventoryKeys.serialItem(serial(key.applyAsInt(i) % data.serials)).attributes());
+      case GET_PRODUCT_INVENTORY -> i -> {
         int p = key.applyAsInt(i) % data.products;
         return get(InventoryKeys.stock(product(p), warehouseOf(p, 0)).attributes());
       };
-      case A3 -> i -> query(null, SingleTable.PK, SingleTable.SK, InventoryKeys.productPk(product(key.applyAsInt(i) % data.products)),
+      case LIST_PRODUCT_WAREHOUSES -> i -> query(null, SingleTable.PK, SingleTable.SK, InventoryKeys.productPk(product(key.applyAsInt(i) % data.products)),
           InventoryKeys.warehousesPrefix(), true);
-      case A4 -> i -> query(SingleTable.GSI1, SingleTable.GSI1_PK, SingleTable.GSI1_SK,
+      case LIST_WAREHOUSE_PRODUCTS -> i -> query(SingleTable.GSI1, SingleTable.GSI1_PK, SingleTable.GSI1_SK,
           InventoryKeys.warehouseGsiPk(warehouse(key.applyAsInt(i) % DataSet.WAREHOUSES)), InventoryKeys.productsPrefix(), true);
-      case A5 -> i -> query(null, SingleTable.PK, SingleTable.SK, OrderKeys.customerPk(customer(key.applyAsInt(i) % data.customers)),
+      case LIST_CUSTOMER_ORDERS -> i -> query(null, SingleTable.PK, SingleTable.SK, OrderKeys.customerPk(customer(key.applyAsInt(i) % data.customers)),
           OrderKeys.corridorPrefix(""), false);
-      case A6 -> i -> get(OrderItems.directKey(order(key.applyAsInt(i) % data.customers, 0)));
+      case GET_ORDER -> i -> get(OrderItems.directKey(order(key.applyAsInt(i) % data.customers, 0)));
       case PLACE_ORDER -> i -> placeOrder(key.applyAsInt(i));
-      case UPDATE_STATUS, A7, PUT_SERIAL, PUT_STOCK, ADJUST_STOCK ->
+      case UPDATE_ORDER_STATUS, LIST_LOW_STOCK, PUT_SERIAL_ITEM, PUT_PRODUCT_INVENTORY, ADJUST_STOCK ->
           throw new UnsupportedOperationException(op + " is measured through the services");
     };
   }

@@ -95,20 +95,20 @@ public final class GrpcTarget implements Target, AutoCloseable {
   @Override
   public Call call(Op op, LongToIntFunction key) {
     return switch (op) {
-      case A1 -> i -> GrpcTarget.<dev.warehouse.inventory.v1.SerialItem>unary(o -> inventory().getSerialItem(GetSerialItemRequest.newBuilder()
+      case GET_SERIAL_ITEM -> i -> GrpcTarget.<dev.warehouse.inventory.v1.SerialItem>unary(o -> inventory().getSerialItem(GetSerialItemRequest.newBuilder()
           .setSerialNumber(serial(key.applyAsInt(i) % data.serials)).build(), o));
-      case A2 -> i -> {
+      case GET_PRODUCT_INVENTORY -> i -> {
         int p = key.applyAsInt(i) % data.products;
         return GrpcTarget.<dev.warehouse.inventory.v1.ProductInventory>unary(o -> inventory().getProductInventory(GetProductInventoryRequest.newBuilder()
             .setProductId(product(p)).setWarehouseId(warehouseOf(p, 0)).build(), o));
       };
-      case A3 -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListProductWarehousesResponse>unary(o -> inventory().listProductWarehouses(ListProductWarehousesRequest.newBuilder()
+      case LIST_PRODUCT_WAREHOUSES -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListProductWarehousesResponse>unary(o -> inventory().listProductWarehouses(ListProductWarehousesRequest.newBuilder()
           .setProductId(product(key.applyAsInt(i) % data.products)).build(), o));
-      case A4 -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListWarehouseProductsResponse>unary(o -> inventory().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder()
+      case LIST_WAREHOUSE_PRODUCTS -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListWarehouseProductsResponse>unary(o -> inventory().listWarehouseProducts(ListWarehouseProductsRequest.newBuilder()
           .setWarehouseId(warehouse(key.applyAsInt(i) % DataSet.WAREHOUSES)).setPageSize(25).build(), o));
-      case A5 -> i -> GrpcTarget.<dev.warehouse.order.v1.ListCustomerOrdersResponse>unary(o -> orders().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
+      case LIST_CUSTOMER_ORDERS -> i -> GrpcTarget.<dev.warehouse.order.v1.ListCustomerOrdersResponse>unary(o -> orders().listCustomerOrders(ListCustomerOrdersRequest.newBuilder()
           .setCustomerId(customer(key.applyAsInt(i) % data.customers)).build(), o));
-      case A6 -> i -> GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().getOrder(GetOrderRequest.newBuilder()
+      case GET_ORDER -> i -> GrpcTarget.<dev.warehouse.order.v1.Order>unary(o -> orders().getOrder(GetOrderRequest.newBuilder()
           .setOrderId(order(key.applyAsInt(i) % data.customers, 0)).build(), o));
       case PLACE_ORDER -> i -> {
         int k = key.applyAsInt(i);
@@ -121,7 +121,7 @@ public final class GrpcTarget implements Target, AutoCloseable {
                 .setQuantity(1).setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(25)))
             .setRequestId(UUID.randomUUID().toString()).build(), o));
       };
-      case UPDATE_STATUS -> i -> {
+      case UPDATE_ORDER_STATUS -> i -> {
         // Each loaded order walks PAID, SHIPPED, DELIVERED; consecutive changes touch different orders.
         long n = statusChanges.getAndIncrement();
         long orderCount = (long) data.customers * DataSet.ORDERS_PER_CUSTOMER;
@@ -131,9 +131,9 @@ public final class GrpcTarget implements Target, AutoCloseable {
             .setOrderId(order(index / DataSet.ORDERS_PER_CUSTOMER, index % DataSet.ORDERS_PER_CUSTOMER))
             .setStatus(next).build(), o));
       };
-      case A7 -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListLowStockResponse>unary(o -> inventory().listLowStock(
+      case LIST_LOW_STOCK -> i -> GrpcTarget.<dev.warehouse.inventory.v1.ListLowStockResponse>unary(o -> inventory().listLowStock(
           ListLowStockRequest.newBuilder().setPageSize(25).build(), o));
-      case PUT_SERIAL -> i -> {
+      case PUT_SERIAL_ITEM -> i -> {
         // A serial item the data set does not hold: each call records a new one, as on receipt of goods.
         int n = data.serials + key.applyAsInt(i);
         int p = n % data.products;
@@ -141,7 +141,7 @@ public final class GrpcTarget implements Target, AutoCloseable {
             .setItem(dev.warehouse.inventory.v1.SerialItem.newBuilder().setSerialNumber(serial(n)).setProductId(product(p))
                 .setWarehouseId(warehouseOf(p, 0)).setDescription("bench item " + n)).build(), o));
       };
-      case PUT_STOCK -> i -> {
+      case PUT_PRODUCT_INVENTORY -> i -> {
         // A stock take that finds the product's first warehouse low: the record and its new low-stock marker.
         int p = key.applyAsInt(i) % data.products;
         return GrpcTarget.<dev.warehouse.inventory.v1.ProductInventory>unary(o -> inventory().putProductInventory(

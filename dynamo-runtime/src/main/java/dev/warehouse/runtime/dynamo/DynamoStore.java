@@ -67,10 +67,6 @@ public final class DynamoStore {
     }
   }
 
-  /** A fanned-out page token's fields: the last sort key returned, and the shards that are done. */
-  private static final String AFTER = "after";
-  private static final String SHARDS_DONE = "done";
-
   private final DynamoDbAsyncClient dynamo;
   private final String table;
   private final DynamoCalls calls;
@@ -216,12 +212,9 @@ public final class DynamoStore {
 
   /**
    * One page of a fanned-out Query (a route on write shards): one Query per shard, all at once, merged
-   * in sort-key order. Each shard is asked for one item more than the page holds, so the merge always
-   * knows whether a shard has more. A page holds the smallest items after the previous page's last,
-   * whichever shards they are in (sort keys are unique across shards), so every shard resumes after
-   * that one sort key: the page token seals it, and which shards are done, and stays the same size
-   * whatever the shard count. An empty token means every shard is done. A shard that fails fails the
-   * page: no partial page is returned as complete.
+   * in sort-key order by {@link ShardedPage}, which says where every shard resumes; the page token seals
+   * that, and stays the same size whatever the shard count. An empty token means every shard is done.
+   * A shard that fails fails the page: no partial page is returned as complete.
    *
    * @param shards the Query of every shard, in shard order, without Limit and ExclusiveStartKey (table keys PK, SK)
    * @param scope  what the token is valid for; it must name the shard count
@@ -256,128 +249,36 @@ public final class DynamoStore {
    */
   public <T> CompletableFuture<Page<T>> queryShards(Route route, ShardKeys keys, List<QueryRequest> shards, int pageSize,
       String pageToken, String scope, Function<Map<String, AttributeValue>, T> mapper) {
-    String after = "";
-    Map<String, String> afterItem = Map.of();
-    java.util.BitSet done = new java.util.BitSet(shards.size());
+    ShardedPage position = ShardedPage.first(keys, shards.size());
     if (!pageToken.isEmpty()) {
-      Map<String, String> state;
+      Optional<ShardedPage> resumed;
       try {
-        state = pageTokens.decode(scope, pageToken);
+        resumed = ShardedPage.resume(keys, shards.size(), pageTokens.decode(scope, pageToken));
       } catch (InvalidArgumentException e) {
         return CompletableFuture.failedFuture(e);
       }
-      Optional<java.util.BitSet> mask = shardMask(state.get(SHARDS_DONE), shards.size());
-      if (state.size() != 2 + keys.tableKeys().size() || state.get(AFTER) == null || state.get(AFTER).isEmpty()
-          || mask.isEmpty() || !keys.tableKeys().stream().allMatch(k -> state.get(k) != null && !state.get(k).isEmpty())) {
+      if (resumed.isEmpty()) {
         return CompletableFuture.failedFuture(foreignToken());
       }
-      after = state.get(AFTER);
-      done = mask.get();
-      Map<String, String> tableKeys = new HashMap<>();
-      keys.tableKeys().forEach(k -> tableKeys.put(k, state.get(k)));
-      afterItem = tableKeys;
+      position = resumed.get();
     }
     List<CompletableFuture<QueryResponse>> answers = new java.util.ArrayList<>();
     for (int i = 0; i < shards.size(); i++) {
-      if (done.get(i)) {
+      if (position.done(i)) {
         answers.add(CompletableFuture.completedFuture(null));
         continue;
       }
       QueryRequest.Builder builder = pageOf(shards.get(i), pageSize);
-      if (!after.isEmpty()) {
-        // Every shard resumes after the same sort key: on its own partition, with the last item's table keys.
-        Map<String, AttributeValue> start = new HashMap<>();
-        start.put(keys.partition(), shards.get(i).expressionAttributeValues().get(":pk"));
-        start.put(keys.sort(), AttributeValue.fromS(after));
-        afterItem.forEach((name, value) -> start.put(name, AttributeValue.fromS(value)));
-        builder.exclusiveStartKey(start);
-      }
+      position.startKey(shards.get(i)).ifPresent(builder::exclusiveStartKey);
       QueryRequest request = builder.build();
       answers.add(calls.run(timeout -> dynamo.query(attempt(request, route, timeout))));
     }
-    String resumeAfter = after;
-    Map<String, String> resumeItem = afterItem;
+    ShardedPage from = position;
     return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
-        .thenApply(all -> merge(keys, answers.stream().map(CompletableFuture::join).toList(), resumeAfter, resumeItem,
-            pageSize, scope, mapper));
-  }
-
-  /** Takes the page's items from the shards' answers in sort-key order, and where the next page starts. */
-  private <T> Page<T> merge(ShardKeys keys, List<QueryResponse> answers, String after, Map<String, String> afterItem,
-      int pageSize, String scope, Function<Map<String, AttributeValue>, T> mapper) {
-    int[] taken = new int[answers.size()];
-    java.util.PriorityQueue<Integer> heads = new java.util.PriorityQueue<>(
-        java.util.Comparator.comparing((Integer shard) -> answers.get(shard).items().get(taken[shard]).get(keys.sort()).s()));
-    for (int shard = 0; shard < answers.size(); shard++) {
-      if (answers.get(shard) != null && !answers.get(shard).items().isEmpty()) {
-        heads.add(shard);
-      }
-    }
-    List<T> page = new java.util.ArrayList<>(pageSize);
-    String last = after;
-    Map<String, String> lastItem = afterItem;
-    while (page.size() < pageSize && !heads.isEmpty()) {
-      int shard = heads.poll();
-      Map<String, AttributeValue> item = answers.get(shard).items().get(taken[shard]);
-      page.add(mapper.apply(item));
-      last = item.get(keys.sort()).s();
-      Map<String, String> tableKeys = new HashMap<>();
-      keys.tableKeys().forEach(k -> tableKeys.put(k, item.get(k).s()));
-      lastItem = tableKeys;
-      taken[shard]++;
-      if (taken[shard] < answers.get(shard).items().size()) {
-        heads.add(shard);
-      }
-    }
-    java.util.BitSet done = new java.util.BitSet(answers.size());
-    for (int shard = 0; shard < answers.size(); shard++) {
-      QueryResponse answer = answers.get(shard);
-      done.set(shard, answer == null
-          || taken[shard] == answer.items().size() && !(answer.hasLastEvaluatedKey() && !answer.lastEvaluatedKey().isEmpty()));
-    }
-    if (done.cardinality() == answers.size()) {
-      return new Page<>(page, "");
-    }
-    Map<String, String> state = new HashMap<>(lastItem);
-    state.put(AFTER, last);
-    state.put(SHARDS_DONE, shardMask(done, answers.size()));
-    return new Page<>(page, pageTokens.encode(scope, state));
-  }
-
-  /** Shards that are done, as hex digits (shard 0 the lowest bit of the first), so a token stays small. */
-  static String shardMask(java.util.BitSet done, int shards) {
-    StringBuilder hex = new StringBuilder();
-    for (int from = 0; from < shards; from += 4) {
-      int digit = 0;
-      for (int bit = 0; bit < 4 && from + bit < shards; bit++) {
-        digit |= done.get(from + bit) ? 1 << bit : 0;
-      }
-      hex.append(Character.forDigit(digit, 16));
-    }
-    return hex.toString();
-  }
-
-  /** The shards a mask of {@code shards} names; empty when it is not such a mask. */
-  static Optional<java.util.BitSet> shardMask(String hex, int shards) {
-    if (hex == null || hex.length() != (shards + 3) / 4) {
-      return Optional.empty();
-    }
-    java.util.BitSet done = new java.util.BitSet(shards);
-    for (int i = 0; i < hex.length(); i++) {
-      int digit = Character.digit(hex.charAt(i), 16);
-      if (digit < 0 || Character.isUpperCase(hex.charAt(i))) {
-        return Optional.empty();
-      }
-      for (int bit = 0; bit < 4; bit++) {
-        if ((digit & (1 << bit)) != 0) {
-          if (i * 4 + bit >= shards) {
-            return Optional.empty();
-          }
-          done.set(i * 4 + bit);
-        }
-      }
-    }
-    return Optional.of(done);
+        .thenApply(all -> {
+          ShardedPage.Merged<T> merged = from.merge(answers.stream().map(CompletableFuture::join).toList(), pageSize, mapper);
+          return new Page<>(merged.items(), merged.next().map(state -> pageTokens.encode(scope, state)).orElse(""));
+        });
   }
 
   /**

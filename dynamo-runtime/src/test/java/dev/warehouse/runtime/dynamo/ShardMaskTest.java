@@ -15,22 +15,22 @@ class ShardMaskTest {
       for (int i = 0; i < shards; i += 3) {
         done.set(i);
       }
-      String mask = DynamoStore.shardMask(done, shards);
+      String mask = ShardedPage.shardMask(done, shards);
       assertThat(mask).hasSize((shards + 3) / 4);
-      assertThat(DynamoStore.shardMask(mask, shards)).contains(done);
+      assertThat(ShardedPage.shardMask(mask, shards)).contains(done);
     }
     BitSet first = new BitSet();
     first.set(0);
-    assertThat(DynamoStore.shardMask(first, 16)).isEqualTo("1000");
+    assertThat(ShardedPage.shardMask(first, 16)).isEqualTo("1000");
   }
 
   @Test
   void refusesAnotherLength_otherDigits_andBitsBeyondTheCount() {
-    assertThat(DynamoStore.shardMask("000", 16)).isEmpty();
-    assertThat(DynamoStore.shardMask("00000", 16)).isEmpty();
-    assertThat(DynamoStore.shardMask("000g", 16)).isEmpty();
-    assertThat(DynamoStore.shardMask("000F", 16)).isEmpty();
-    assertThat(DynamoStore.shardMask("4", 2)).isEmpty(); // bit 2 of a two-shard mask
-    assertThat(DynamoStore.shardMask((String) null, 4)).isEmpty();
+    assertThat(ShardedPage.shardMask("000", 16)).isEmpty();
+    assertThat(ShardedPage.shardMask("00000", 16)).isEmpty();
+    assertThat(ShardedPage.shardMask("000g", 16)).isEmpty();
+    assertThat(ShardedPage.shardMask("000F", 16)).isEmpty();
+    assertThat(ShardedPage.shardMask("4", 2)).isEmpty(); // bit 2 of a two-shard mask
+    assertThat(ShardedPage.shardMask((String) null, 4)).isEmpty();
   }
 }

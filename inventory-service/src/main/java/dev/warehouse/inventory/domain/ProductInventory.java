@@ -1,6 +1,8 @@
 package dev.warehouse.inventory.domain;
 
+import dev.warehouse.runtime.error.FailedPreconditionException;
 import java.time.Instant;
+import java.util.Map;
 
 /**
  * The stock of one product at one warehouse (A2, listed by A3 and A4; by A7 while it is low).
@@ -38,6 +40,29 @@ public record ProductInventory(String productId, String warehouseId, long quanti
 
   public ProductInventory withReserved(long newReserved) {
     return new ProductInventory(productId, warehouseId, quantity, reorderPoint, updateTime, newReserved);
+  }
+
+  /**
+   * This record written over {@code current} (PutProductInventory): the quantity sets what is on hand,
+   * and the units {@code current} holds reserved for orders are kept, so it may not go below them.
+   *
+   * @throws FailedPreconditionException STOCK_RESERVED
+   */
+  public ProductInventory replacing(java.util.Optional<ProductInventory> current) {
+    ProductInventory next = withReserved(current.map(ProductInventory::reserved).orElse(0L));
+    if (next.quantity < next.reserved) {
+      throw next.stockReserved(next.quantity);
+    }
+    return next;
+  }
+
+  /** FAILED_PRECONDITION STOCK_RESERVED: a write would leave fewer units on hand than are reserved. */
+  FailedPreconditionException stockReserved(long quantityAfter) {
+    return new FailedPreconditionException("STOCK_RESERVED",
+        "product " + productId + " at warehouse " + warehouseId + " has " + reserved
+            + " units reserved for orders: its quantity may not go below that (asked for " + quantityAfter + ")",
+        Map.of("product_id", productId, "warehouse_id", warehouseId,
+            "reserved", Long.toString(reserved), "requested_quantity", Long.toString(quantityAfter)));
   }
 
   /** Units that can still be promised: on hand and not reserved. */

@@ -17,10 +17,8 @@ import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.error.AbortedException;
-import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
-import dev.warehouse.runtime.error.NotFoundException;
 import dev.warehouse.runtime.error.PreconditionViolation;
 import dev.warehouse.runtime.paging.Page;
 import dev.warehouse.runtime.routing.Route;
@@ -88,7 +86,7 @@ public final class DynamoReservations {
         })
         .thenCompose(items -> {
           if (items.isEmpty()) {
-            return existing.thenApply(found -> replay(wanted, found.orElseThrow()));
+            return existing.thenApply(found -> found.orElseThrow().answering(wanted));
           }
           return store.transact("ReserveStock", route, items.get(),
                   failed -> failed.failed(RESERVATION) && isReplay(wanted, failed.item(RESERVATION)))
@@ -98,7 +96,7 @@ public final class DynamoReservations {
                 if (cause instanceof ConditionFailedException failed && failed.failed(RESERVATION)) {
                   // A duplicate (or a release's tombstone) was written meanwhile.
                   return CompletableFuture.completedFuture(
-                      replay(wanted, ReservationItems.toReservation(failed.item(RESERVATION))));
+                      ReservationItems.toReservation(failed.item(RESERVATION)).answering(wanted));
                 }
                 requireAnotherRound(cause, round);
                 return reserveRound(wanted, round + 1);
@@ -106,24 +104,11 @@ public final class DynamoReservations {
         });
   }
 
-  /** What an existing reservation of the order means for a ReserveStock of {@code wanted}. */
-  private static Reservation replay(Reservation wanted, Reservation existing) {
-    if (existing.state() == State.RELEASED) {
-      throw released(existing.orderId());
-    }
-    if (!existing.lines().equals(wanted.lines())) {
-      throw new AlreadyExistsException("RESERVATION_MISMATCH",
-          "order " + wanted.orderId() + " already holds other lines", Map.of("order_id", wanted.orderId()));
-    }
-    return existing; // a retry: answered as it is, no stock touched
-  }
-
   private static boolean isReplay(Reservation wanted, Map<String, AttributeValue> item) {
     if (item.isEmpty()) {
       return false;
     }
-    Reservation existing = ReservationItems.toReservation(item);
-    return existing.state() != State.RELEASED && existing.lines().equals(wanted.lines());
+    return ReservationItems.toReservation(item).isReplayOf(wanted);
   }
 
   /** The W6 transaction: the reservation, then per line its stock's update and marker moves; or OUT_OF_STOCK. */
@@ -179,13 +164,10 @@ public final class DynamoReservations {
           }
           Map<String, AttributeValue> old = failed.item(RESERVATION);
           if (old.isEmpty()) {
-            throw notFound(orderId);
+            throw Reservation.notFound(orderId);
           }
           Reservation existing = ReservationItems.toReservation(old);
-          if (existing.state() == State.RELEASED) {
-            throw released(orderId);
-          }
-          return CompletableFuture.completedFuture(existing); // CONFIRMED or COMMITTED: as it is
+          return CompletableFuture.completedFuture(existing.confirmed()); // CONFIRMED or COMMITTED: as it is
         });
   }
 
@@ -200,18 +182,9 @@ public final class DynamoReservations {
     Route route = InventoryKeys.COMMIT_RESERVATION;
     return store.get(route, InventoryKeys.reservation(orderId), true, ReservationItems::toReservation)
         .thenCompose(found -> {
-          Reservation current = found.orElseThrow(() -> notFound(orderId));
-          switch (current.state()) {
-            case COMMITTED:
-              return CompletableFuture.completedFuture(current);
-            case HELD:
-              throw new FailedPreconditionException("RESERVATION_NOT_CONFIRMED",
-                  "order " + orderId + "'s reservation is not confirmed: confirm it before committing it",
-                  Map.of("order_id", orderId));
-            case RELEASED:
-              throw released(orderId);
-            default:
-              break;
+          Reservation current = found.orElseThrow(() -> Reservation.notFound(orderId));
+          if (!current.toCommit()) {
+            return CompletableFuture.completedFuture(current);
           }
           Reservation next = ended(current, State.COMMITTED, Optional.empty(), now);
           return endHold(route, "CommitReservation", current, next, true, now)
@@ -251,11 +224,7 @@ public final class DynamoReservations {
           if (expiry && (current.state() != State.HELD || current.holdExpireTime().isAfter(now))) {
             return CompletableFuture.completedFuture(found);
           }
-          if (current.state() == State.COMMITTED) {
-            throw new FailedPreconditionException("RESERVATION_COMMITTED",
-                "order " + orderId + "'s stock already left the warehouse: its reservation cannot be released",
-                Map.of("order_id", orderId));
-          }
+          current.requireReleasable();
           Reservation next = ended(current, State.RELEASED, Optional.of(cause), now);
           return endHold(route, expiry ? "ExpireHold" : "ReleaseReservation", current, next, false, now)
               .thenApply(ok -> Optional.of(next))
@@ -409,16 +378,5 @@ public final class DynamoReservations {
       throw new AbortedException("CONCURRENT_UPDATE", "the reservation or its stock kept changing concurrently; retry",
           Map.of());
     }
-  }
-
-  static NotFoundException notFound(String orderId) {
-    return new NotFoundException("RESERVATION_NOT_FOUND", "order " + orderId + " has no reservation",
-        Map.of("order_id", orderId));
-  }
-
-  private static FailedPreconditionException released(String orderId) {
-    return new FailedPreconditionException("RESERVATION_RELEASED",
-        "order " + orderId + "'s reservation was released (cancelled, rejected or expired): it holds nothing",
-        Map.of("order_id", orderId));
   }
 }

@@ -1,7 +1,11 @@
 package dev.warehouse.inventory.reservation;
 
+import dev.warehouse.runtime.error.AlreadyExistsException;
+import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.NotFoundException;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -26,5 +30,86 @@ public record Reservation(String orderId, State state, List<ReservationLine> lin
   /** Whether its units are held (taken from available, not yet gone). */
   public boolean holds() {
     return state == State.HELD || state == State.CONFIRMED;
+  }
+
+  /**
+   * What this reservation, found for the order, means for a ReserveStock of {@code wanted}: a retry
+   * (the same lines) is answered with it as it is, no stock touched.
+   *
+   * @throws FailedPreconditionException RESERVATION_RELEASED
+   * @throws AlreadyExistsException      RESERVATION_MISMATCH, when it holds other lines
+   */
+  public Reservation answering(Reservation wanted) {
+    if (state == State.RELEASED) {
+      throw released(orderId);
+    }
+    if (!lines.equals(wanted.lines())) {
+      throw new AlreadyExistsException("RESERVATION_MISMATCH",
+          "order " + wanted.orderId() + " already holds other lines", Map.of("order_id", wanted.orderId()));
+    }
+    return this;
+  }
+
+  /** Whether a ReserveStock of {@code wanted} that found this reservation is a replay of it. */
+  public boolean isReplayOf(Reservation wanted) {
+    return state != State.RELEASED && lines.equals(wanted.lines());
+  }
+
+  /**
+   * This reservation, as a ConfirmReservation that found it no longer HELD answers it (CONFIRMED or
+   * COMMITTED: as it is).
+   *
+   * @throws FailedPreconditionException RESERVATION_RELEASED
+   */
+  public Reservation confirmed() {
+    if (state == State.RELEASED) {
+      throw released(orderId);
+    }
+    return this;
+  }
+
+  /**
+   * Whether a CommitReservation has anything to do: false once COMMITTED (a retry), true when CONFIRMED.
+   *
+   * @throws FailedPreconditionException RESERVATION_NOT_CONFIRMED (HELD) or RESERVATION_RELEASED
+   */
+  public boolean toCommit() {
+    switch (state) {
+      case COMMITTED:
+        return false;
+      case HELD:
+        throw new FailedPreconditionException("RESERVATION_NOT_CONFIRMED",
+            "order " + orderId + "'s reservation is not confirmed: confirm it before committing it",
+            Map.of("order_id", orderId));
+      case RELEASED:
+        throw released(orderId);
+      default:
+        return true;
+    }
+  }
+
+  /**
+   * Returns when a release may give this reservation's units back (HELD or CONFIRMED).
+   *
+   * @throws FailedPreconditionException RESERVATION_COMMITTED: its stock already left
+   */
+  public void requireReleasable() {
+    if (state == State.COMMITTED) {
+      throw new FailedPreconditionException("RESERVATION_COMMITTED",
+          "order " + orderId + "'s stock already left the warehouse: its reservation cannot be released",
+          Map.of("order_id", orderId));
+    }
+  }
+
+  /** NOT_FOUND RESERVATION_NOT_FOUND. */
+  public static NotFoundException notFound(String orderId) {
+    return new NotFoundException("RESERVATION_NOT_FOUND", "order " + orderId + " has no reservation",
+        Map.of("order_id", orderId));
+  }
+
+  private static FailedPreconditionException released(String orderId) {
+    return new FailedPreconditionException("RESERVATION_RELEASED",
+        "order " + orderId + "'s reservation was released (cancelled, rejected or expired): it holds nothing",
+        Map.of("order_id", orderId));
   }
 }

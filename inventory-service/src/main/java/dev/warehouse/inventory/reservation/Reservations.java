@@ -55,7 +55,7 @@ public final class Reservations {
 
   public CompletableFuture<Reservation> get(String orderId, boolean consistentRead) {
     return counted("get", store.find(orderId, consistentRead)
-        .thenApply(found -> found.orElseThrow(() -> DynamoReservations.notFound(orderId))));
+        .thenApply(found -> found.orElseThrow(() -> Reservation.notFound(orderId))));
   }
 
   public CompletableFuture<Page<Reservation>> listExpiredHolds(PageQuery page) {

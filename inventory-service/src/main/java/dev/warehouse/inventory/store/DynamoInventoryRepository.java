@@ -22,8 +22,6 @@ import dev.warehouse.runtime.dynamo.ConditionFailedException;
 import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.error.AbortedException;
-import dev.warehouse.runtime.error.AlreadyExistsException;
-import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.paging.Page;
 import java.time.Duration;
@@ -141,10 +139,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   private CompletableFuture<ProductInventory> putRound(ProductInventory asked, int round) {
     return currentStock(InventoryKeys.PUT_INVENTORY, asked.productId(), asked.warehouseId())
         .thenCompose(current -> {
-          ProductInventory next = asked.withReserved(current.map(c -> c.stock().reserved()).orElse(0L));
-          if (next.quantity() < next.reserved()) {
-            throw stockReserved(next, next.quantity());
-          }
+          ProductInventory next = asked.replacing(current.map(StockChanges.Read::stock));
           // Replaces the record only as it was read (or creates it, if there was none).
           Map<String, AttributeValue> values = new HashMap<>();
           String condition = current.isPresent() ? StockChanges.asRead(current.get(), values) : "attribute_not_exists(#pk)";
@@ -169,15 +164,6 @@ public final class DynamoInventoryRepository implements InventoryRepository {
                 return putRound(asked, round + 1);
               });
         });
-  }
-
-  /** FAILED_PRECONDITION STOCK_RESERVED: a write would leave fewer units on hand than are reserved. */
-  static FailedPreconditionException stockReserved(ProductInventory stock, long quantityAfter) {
-    return new FailedPreconditionException("STOCK_RESERVED",
-        "product " + stock.productId() + " at warehouse " + stock.warehouseId() + " has " + stock.reserved()
-            + " units reserved for orders: its quantity may not go below that (asked for " + quantityAfter + ")",
-        Map.of("product_id", stock.productId(), "warehouse_id", stock.warehouseId(),
-            "reserved", Long.toString(stock.reserved()), "requested_quantity", Long.toString(quantityAfter)));
   }
 
   @Override
@@ -227,26 +213,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   /** The transaction that applies {@code adj} to {@code read}: stock update, request record, marker moves. */
   private List<TransactWriteItem> adjustment(StockAdjustment adj, StockChanges.Read read, Instant now) {
-    ProductInventory current = read.stock();
-    long after = current.quantity() + adj.delta();
-    if (after < 0) {
-      throw new FailedPreconditionException("INSUFFICIENT_STOCK",
-          "cannot remove " + (-adj.delta()) + " units of product " + adj.productId() + " at warehouse "
-              + adj.warehouseId() + ": only " + current.quantity() + " in stock",
-          Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(),
-              "available", Long.toString(current.quantity()), "requested", Long.toString(-adj.delta())));
-    }
-    if (after < current.reserved()) {
-      throw stockReserved(current, after);
-    }
-    if (after > ProductInventory.MAX_QUANTITY) {
-      throw new FailedPreconditionException("STOCK_LIMIT_EXCEEDED",
-          "cannot add " + adj.delta() + " units of product " + adj.productId() + " at warehouse " + adj.warehouseId()
-              + ": it holds " + current.quantity() + " and may hold at most " + ProductInventory.MAX_QUANTITY,
-          Map.of("product_id", adj.productId(), "warehouse_id", adj.warehouseId(),
-              "available", Long.toString(current.quantity()), "requested", Long.toString(adj.delta()),
-              "max_quantity", Long.toString(ProductInventory.MAX_QUANTITY)));
-    }
+    adj.quantityAfter(read.stock()); // refuses the change before any write
     List<TransactWriteItem> items = new ArrayList<>(changes.change(read, adj.delta(), 0, now));
     items.add(REQUEST, TransactWriteItem.builder().put(p -> p
         .tableName(store.table())
@@ -299,9 +266,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   /** Returns when {@code record} is this request id's record of the same change; else REQUEST_ID_REUSED. */
   private static void requireSameChange(StockAdjustment adj, Map<String, AttributeValue> record) {
     if (!sameChange(adj, record)) {
-      throw new AlreadyExistsException("REQUEST_ID_REUSED",
-          "request_id " + adj.requestId() + " was already used for a different stock change of product " + adj.productId(),
-          Map.of("request_id", adj.requestId(), "product_id", adj.productId()));
+      throw adj.requestIdReused();
     }
   }
 }

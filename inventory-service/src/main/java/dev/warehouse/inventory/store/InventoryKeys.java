@@ -2,6 +2,7 @@ package dev.warehouse.inventory.store;
 
 import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.inventory.v1.ReservationServiceProto;
+import dev.warehouse.runtime.dynamo.DeclaredKey;
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.routing.RouteTable;
@@ -9,9 +10,11 @@ import dev.warehouse.runtime.routing.RouteTable;
 /**
  * Every key of the inventory aggregate, one named function each. The inventory owns the
  * {@code SERIAL#}, {@code PRODUCT#} and {@code WAREHOUSE#} prefixes; IDs are validated to exclude
- * {@code #} before they get here, so no input can forge another item's key. The routes declared on
- * the RPCs of {@code warehouse.inventory.v1.InventoryService} (the retrieval map) are the contract these
- * functions keep: {@code InventoryKeysTest} renders each route's templates and compares.
+ * {@code #} before they get here, so no input can forge another item's key. Each function renders
+ * the templates the routes on the RPCs of {@code warehouse.inventory.v1.InventoryService} and
+ * {@code ReservationService} declare (the retrieval map): it only types the values. What the routes
+ * declare as a prefix only (a GSI1 sort key, the expiry of a hold), it completes after that prefix.
+ * {@code InventoryKeysTest} renders each route's templates by field name and compares.
  */
 public final class InventoryKeys {
 
@@ -41,16 +44,13 @@ public final class InventoryKeys {
   public static final Route GET_RESERVATION = RESERVATION_ROUTES.route("GetReservation");
   public static final Route EXPIRED_HOLDS = RESERVATION_ROUTES.route("ListExpiredHolds");
 
-  static final String SERIAL = "SERIAL#";
-  static final String RESERVATION = "RESERVATION#";
-  static final String HOLDS = "HOLDS#";
-  static final String EXPIRES = "EXPIRES#";
-  static final String PRODUCT = "PRODUCT#";
-  static final String WAREHOUSE = "WAREHOUSE#";
-  static final String REQUEST = "REQUEST#";
-  static final String METADATA = "METADATA";
-  static final String LOW_STOCK_PREFIX = "LOW_STOCK#";
-  static final String QTY = "QTY#";
+  // The keys as the routes declare them, picked by the fields they need: their text is in proto/ only.
+  private static final DeclaredKey SERIAL_KEY = DeclaredKey.of(SERIAL_ITEM, "serial_number");
+  private static final DeclaredKey STOCK_KEY = DeclaredKey.of(PRODUCT_AT_WAREHOUSE, "product_id", "warehouse_id");
+  private static final DeclaredKey STOCK_REQUEST_KEY = DeclaredKey.of(ADJUST_STOCK, "product_id", "request_id");
+  private static final DeclaredKey MARKER_KEY =
+      DeclaredKey.of(ADJUST_STOCK, "shard", "available", "product_id", "warehouse_id");
+  private static final DeclaredKey RESERVATION_KEY = DeclaredKey.of(GET_RESERVATION, "order_id");
   /** Digits of a marker's quantity: 10^15, the most a record may hold, has 16. */
   private static final int QTY_DIGITS = 16;
 
@@ -58,47 +58,47 @@ public final class InventoryKeys {
 
   /** A1, W1: {@code SERIAL#sn / METADATA}. */
   public static TableKey serialItem(String serialNumber) {
-    return new TableKey(SERIAL + serialNumber, METADATA);
+    return SERIAL_KEY.render(serialNumber);
   }
 
   /** A2, W2, W3: the stock of a product at a warehouse, {@code PRODUCT#p / WAREHOUSE#w}. */
   public static TableKey stock(String productId, String warehouseId) {
-    return new TableKey(productPk(productId), WAREHOUSE + warehouseId);
+    return STOCK_KEY.render(productId, warehouseId);
   }
 
   /** W3: an AdjustStock request record, {@code PRODUCT#p / REQUEST#id}, beside the stock it changes. */
   public static TableKey stockRequest(String productId, String requestId) {
-    return new TableKey(productPk(productId), REQUEST + requestId);
+    return STOCK_REQUEST_KEY.render(productId, requestId);
   }
 
   /** A3: a product's partition, {@code PRODUCT#p}. */
   public static String productPk(String productId) {
-    return PRODUCT + productId;
+    return WAREHOUSES_OF_PRODUCT.partitionKey().render(productId);
   }
 
   /** A3: the sort-key prefix of a product's warehouses, {@code WAREHOUSE#}. */
   public static String warehousesPrefix() {
-    return WAREHOUSE;
+    return WAREHOUSES_OF_PRODUCT.sortKey().prefix();
   }
 
   /** A4, the second door: GSI1 partition {@code WAREHOUSE#w}. */
   public static String warehouseGsiPk(String warehouseId) {
-    return WAREHOUSE + warehouseId;
+    return PRODUCTS_IN_WAREHOUSE.partitionKey().render(warehouseId);
   }
 
   /** A4: GSI1 sort key {@code PRODUCT#p}. */
   public static String productGsiSk(String productId) {
-    return PRODUCT + productId;
+    return productsPrefix() + productId;
   }
 
   /** A4: the GSI1 sort-key prefix of a warehouse's products, {@code PRODUCT#}. */
   public static String productsPrefix() {
-    return PRODUCT;
+    return PRODUCTS_IN_WAREHOUSE.sortKey().prefix();
   }
 
   /** A7: the partition of one shard of low-stock markers, {@code LOW_STOCK#07}. */
   public static String lowStockPk(int shard) {
-    return LOW_STOCK_PREFIX + Route.FanOut.shardValue(shard);
+    return LOW_STOCK.partitionKey().render(Route.FanOut.shardValue(shard));
   }
 
   /**
@@ -108,18 +108,17 @@ public final class InventoryKeys {
    */
   public static TableKey lowStockMarker(int shard, String productId, String warehouseId, long quantity) {
     String padded = String.format(java.util.Locale.ROOT, "%0" + QTY_DIGITS + "d", quantity);
-    return new TableKey(lowStockPk(shard),
-        QTY + padded + "#" + PRODUCT + productId + "#" + WAREHOUSE + warehouseId);
+    return MARKER_KEY.render(Route.FanOut.shardValue(shard), padded, productId, warehouseId);
   }
 
   /** W6-W9, A8: an order's reservation, {@code RESERVATION#o / METADATA}. */
   public static TableKey reservation(String orderId) {
-    return new TableKey(RESERVATION + orderId, METADATA);
+    return RESERVATION_KEY.render(orderId);
   }
 
   /** A9: GSI1 partition of one shard of HELD reservations, {@code HOLDS#07}. */
   public static String holdsGsiPk(int shard) {
-    return HOLDS + Route.FanOut.shardValue(shard);
+    return EXPIRED_HOLDS.partitionKey().render(Route.FanOut.shardValue(shard));
   }
 
   /** A9: the shard of an order's hold: CRC-32 of its id, modulo the route's shard count. */
@@ -132,17 +131,17 @@ public final class InventoryKeys {
    * number of digits, so that keys sort by time, then by order.
    */
   public static String holdGsiSk(java.time.Instant expiry, String orderId) {
-    return EXPIRES + expiryText(expiry) + "#" + orderId;
+    return holdsPrefix() + expiryText(expiry) + "#" + orderId;
   }
 
   /** A9: the upper bound of holds expired at or before {@code now} (the order ids sort below {@code ~}). */
   public static String holdsExpiredBy(java.time.Instant now) {
-    return EXPIRES + expiryText(now) + "#~";
+    return holdsPrefix() + expiryText(now) + "#~";
   }
 
   /** A9: the sort-key prefix of every hold, {@code EXPIRES#}. */
   public static String holdsPrefix() {
-    return EXPIRES;
+    return EXPIRED_HOLDS.sortKey().prefix();
   }
 
   private static final java.time.format.DateTimeFormatter EXPIRY = java.time.format.DateTimeFormatter
@@ -154,6 +153,6 @@ public final class InventoryKeys {
 
   /** A7: the sort-key prefix of every marker, {@code QTY#}. */
   public static String lowStockPrefix() {
-    return QTY;
+    return LOW_STOCK.sortKey().prefix();
   }
 }

@@ -1,8 +1,6 @@
 package dev.warehouse.order.audit;
 
-import static dev.warehouse.runtime.dynamo.SingleTable.PK;
-import static dev.warehouse.runtime.dynamo.SingleTable.SK;
-
+import dev.warehouse.inventory.v1.ReservationServiceProto;
 import dev.warehouse.order.OrderSettings;
 import dev.warehouse.order.domain.Order;
 import dev.warehouse.order.domain.OrderLine;
@@ -15,6 +13,8 @@ import dev.warehouse.runtime.audit.AuditReport;
 import dev.warehouse.runtime.audit.Finding;
 import dev.warehouse.runtime.audit.PacedScan;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.dynamo.DeclaredKey;
+import dev.warehouse.runtime.routing.RouteTable;
 import java.io.PrintStream;
 import java.time.Clock;
 import java.time.Duration;
@@ -60,9 +60,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  */
 public final class OrderAudit {
 
-  /** The inventory's reservation item (the inventory-service's ReservationItems and InventoryKeys). */
-  static final String RESERVATION_PREFIX = "RESERVATION#";
-  static final String RESERVATION_SK = "METADATA";
+  /** The inventory's reservation item: the key its GetReservation route declares. */
+  private static final DeclaredKey RESERVATION = DeclaredKey.of(RouteTable.of(
+      ReservationServiceProto.getDescriptor().findServiceByName("ReservationService")).route("GetReservation"), "order_id");
   private static final Set<OrderStatus> HOLDING = Set.of(OrderStatus.PLACED, OrderStatus.PAID);
   private static final Set<OrderStatus> SHIPPED = Set.of(OrderStatus.SHIPPED, OrderStatus.DELIVERED);
   private static final Set<OrderStatus> ENDED = Set.of(OrderStatus.CANCELLED, OrderStatus.REJECTED);
@@ -214,7 +214,7 @@ public final class OrderAudit {
   }
 
   public static Map<String, AttributeValue> reservationKey(String orderId) {
-    return Map.of(PK, AttributeValue.fromS(RESERVATION_PREFIX + orderId), SK, AttributeValue.fromS(RESERVATION_SK));
+    return RESERVATION.render(orderId).attributes();
   }
 
   /** Units per product and warehouse: the inventory merges an order's lines of the same pair. */

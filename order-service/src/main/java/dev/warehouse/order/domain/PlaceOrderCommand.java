@@ -1,7 +1,9 @@
 package dev.warehouse.order.domain;
 
+import dev.warehouse.runtime.error.AlreadyExistsException;
 import java.time.LocalDate;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 
@@ -29,5 +31,12 @@ public record PlaceOrderCommand(
         .collect(Collectors.joining(";"));
     return String.join("|", customerId, orderId.orElse(""), orderDate.map(LocalDate::toString).orElse(""),
         total.currencyCode(), Long.toString(total.units()), Integer.toString(total.nanos()), lineText);
+  }
+
+  /** ALREADY_EXISTS REQUEST_ID_REUSED: this request id of the customer placed another order (another fingerprint). */
+  public AlreadyExistsException requestIdReused() {
+    return new AlreadyExistsException("REQUEST_ID_REUSED",
+        "request_id " + requestId + " of customer " + customerId + " already placed a different order",
+        Map.of("request_id", requestId, "customer_id", customerId));
   }
 }

@@ -86,16 +86,14 @@ public final class DynamoOrderRepository implements OrderRepository {
   /** What a failed condition of PlaceOrder means; the message names which copy was in the way. */
   private static RuntimeException placeOrderFailure(Order order, PlaceOrderCommand command, ConditionFailedException failed) {
     if (failed.failed(REQUEST)) {
-      return new AlreadyExistsException("REQUEST_ID_REUSED",
-          "request_id " + command.requestId() + " of customer " + command.customerId() + " already placed a different order",
-          Map.of("request_id", command.requestId(), "customer_id", command.customerId()));
+      return command.requestIdReused();
     }
     List<String> existing = new ArrayList<>();
     if (failed.failed(DIRECT)) {
-      existing.add("direct copy (ORDER#" + order.orderId() + ")");
+      existing.add("direct copy (" + OrderKeys.direct(order.orderId()).pk() + ")");
     }
     if (failed.failed(CORRIDOR)) {
-      existing.add("customer copy (CUSTOMER#" + order.customerId() + ")");
+      existing.add("customer copy (" + OrderKeys.customerPk(order.customerId()) + ")");
     }
     return new AlreadyExistsException("ORDER_ALREADY_EXISTS",
         "order " + order.orderId() + " already exists: its " + String.join(" and ", existing) + " is stored",

@@ -1,6 +1,7 @@
 package dev.warehouse.order.store;
 
 import dev.warehouse.order.v1.OrderServiceProto;
+import dev.warehouse.runtime.dynamo.DeclaredKey;
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.routing.RouteTable;
@@ -9,8 +10,10 @@ import java.time.LocalDate;
 /**
  * Every key of the order aggregate, one named function each. The order-service owns the
  * {@code CUSTOMER#} and {@code ORDER#} prefixes; IDs never contain {@code #} (validated before they
- * get here). The routes declared on the RPCs of {@code warehouse.order.v1.OrderService} are the
- * contract these functions keep: {@code OrderKeysTest} renders each route's templates and compares.
+ * get here). Each function renders the templates the routes on the RPCs of
+ * {@code warehouse.order.v1.OrderService} declare: it only types the values, and completes what a
+ * route declares as a prefix only (a date range, a step entry's due time). {@code OrderKeysTest}
+ * renders each route's templates by field name and compares.
  */
 public final class OrderKeys {
 
@@ -24,12 +27,10 @@ public final class OrderKeys {
   /** A10's write shards: an order's step entry is in the shard of its order id. */
   public static final Route.FanOut STEP_SHARDS = STALLED_ORDERS.fanOut().orElseThrow();
 
-  static final String CUSTOMER = "CUSTOMER#";
-  static final String ORDER = "ORDER#";
-  static final String REQUEST = "REQUEST#";
-  static final String METADATA = "METADATA";
-  static final String ORDER_TASKS = "ORDER_TASKS#";
-  static final String DUE = "DUE#";
+  // The keys as the routes declare them, picked by the fields they need: their text is in proto/ only.
+  private static final DeclaredKey DIRECT_KEY = DeclaredKey.of(ORDER_BY_ID, "order_id");
+  private static final DeclaredKey CORRIDOR_KEY = DeclaredKey.of(PLACE_ORDER, "customer_id", "order_date", "order_id");
+  private static final DeclaredKey REQUEST_KEY = DeclaredKey.of(PLACE_ORDER, "customer_id", "request_id");
   /** Due times in step entries: fixed width, so that they sort as they compare. */
   private static final java.time.format.DateTimeFormatter DUE_TIME =
       java.time.format.DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(java.time.ZoneOffset.UTC);
@@ -40,27 +41,27 @@ public final class OrderKeys {
 
   /** A6, W4, W5: the direct copy, {@code ORDER#id / METADATA}. */
   public static TableKey direct(String orderId) {
-    return new TableKey(ORDER + orderId, METADATA);
+    return DIRECT_KEY.render(orderId);
   }
 
   /** A5, W4, W5: the customer copy, {@code CUSTOMER#c / ORDER#yyyy-mm-dd#id}: dates sort, newest last. */
   public static TableKey corridor(String customerId, LocalDate orderDate, String orderId) {
-    return new TableKey(customerPk(customerId), ORDER + orderDate + "#" + orderId);
+    return CORRIDOR_KEY.render(customerId, orderDate.toString(), orderId);
   }
 
   /** W4: a PlaceOrder request record, {@code CUSTOMER#c / REQUEST#id}, in the customer's partition. */
   public static TableKey orderRequest(String customerId, String requestId) {
-    return new TableKey(customerPk(customerId), REQUEST + requestId);
+    return REQUEST_KEY.render(customerId, requestId);
   }
 
   /** A5: the customer's corridor, {@code CUSTOMER#c}. */
   public static String customerPk(String customerId) {
-    return CUSTOMER + customerId;
+    return ORDERS_OF_CUSTOMER.partitionKey().render(customerId);
   }
 
   /** A5: the corridor's sort-key prefix, {@code ORDER#}, followed by a date prefix when filtering. */
   public static String corridorPrefix(String datePrefix) {
-    return ORDER + datePrefix;
+    return ORDERS_OF_CUSTOMER.sortKey().prefix() + datePrefix;
   }
 
   /** A5: the lowest sort key of orders dated {@code start} or later. */
@@ -80,7 +81,7 @@ public final class OrderKeys {
 
   /** A10: the GSI1 partition of one shard of step entries, {@code ORDER_TASKS#07}. */
   public static String stepShardPk(int shard) {
-    return ORDER_TASKS + Route.FanOut.shardValue(shard);
+    return STALLED_ORDERS.partitionKey().render(Route.FanOut.shardValue(shard));
   }
 
   /** A10: the GSI1 partition of {@code orderId}'s step entry. */
@@ -90,16 +91,16 @@ public final class OrderKeys {
 
   /** A10: the GSI1 sort key of a step entry due at {@code due}: {@code DUE#2026-12-04T05:00:00.000Z#O-1}. */
   public static String stepSk(java.time.Instant due, String orderId) {
-    return DUE + DUE_TIME.format(due) + "#" + orderId;
+    return stepsFrom() + DUE_TIME.format(due) + "#" + orderId;
   }
 
   /** A10: the lowest GSI1 sort key of a step entry. */
   public static String stepsFrom() {
-    return DUE;
+    return STALLED_ORDERS.sortKey().prefix();
   }
 
   /** A10: above every step entry due at or before {@code now}. */
   public static String stepsDueBy(java.time.Instant now) {
-    return DUE + DUE_TIME.format(now) + "#" + AFTER_ANY_ID;
+    return stepsFrom() + DUE_TIME.format(now) + "#" + AFTER_ANY_ID;
   }
 }
