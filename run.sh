@@ -118,7 +118,7 @@ wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
 # The gateway reads the key's public JWKS; the tokens, one per role, are for you and the demo loader.
 # The private key is never written; tokens and JWKS stay under target/, which git ignores.
 AUTH_DIR="${AUTH_DIR:-target/run-auth}"
-"${DEV_KIT[@]}" dev-tokens "$AUTH_DIR" deploy/auth/policy.dev.yaml >"$LOGS/dev-tokens.log"
+"${DEV_KIT[@]}" dev-tokens "$AUTH_DIR" deploy/auth/policy.dev.yaml --subject customer=C4821 >"$LOGS/dev-tokens.log"
 export AUTH_POLICY_FILE=deploy/auth/policy.dev.yaml AUTH_JWKS_FILE="$AUTH_DIR/jwks.json" \
   AUTH_JWT_ISSUER=warehouse-dev AUTH_JWT_AUDIENCE=warehouse-gateway
 
@@ -170,6 +170,10 @@ One grpcurl per access pattern (reflection is on; no .proto files needed):
   The last 2 units of P100 at W3 (TOKEN=\$(cat $AUTH_DIR/admin.jwt)): the first buyer gets them, the second OUT_OF_STOCK:
   W4 $GRPCURL -d '{"customer_id":"C1","request_id":"buy-1","lines":[{"product_id":"P100","warehouse_id":"W3","quantity":2,"unit_price":{"currency_code":"EUR","units":65}}]}' $G warehouse.order.v1.OrderService/PlaceOrder
   W4 $GRPCURL -d '{"customer_id":"C2","request_id":"buy-2","lines":[{"product_id":"P100","warehouse_id":"W3","quantity":1,"unit_price":{"currency_code":"EUR","units":65}}]}' $G warehouse.order.v1.OrderService/PlaceOrder
+  The demo customer C4821 (TOKEN=\$(cat $AUTH_DIR/customer.jwt)) sees its own orders only; another's is PERMISSION_DENIED:
+     $GRPCURL -d '{"customer_id":"C4821"}' $G warehouse.order.v1.OrderService/ListCustomerOrders
+     $GRPCURL -d '{"order_id":"O900"}' $G warehouse.order.v1.OrderService/GetOrder
+     $GRPCURL -d '{"customer_id":"C1"}' $G warehouse.order.v1.OrderService/ListCustomerOrders     # OUT_OF_SCOPE
   a service directly (mTLS; health answers any certificate of the CA, everything else only the gateway's):
      grpcurl -cacert $CERTS/ca.pem -cert $CERTS/client.pem -key $CERTS/client-key.pem localhost:$INVENTORY_GRPC_PORT grpc.health.v1.Health/Check
   consistency audit (orders):            DYNAMODB_ENDPOINT=$DYNAMODB_ENDPOINT java -jar order-service/target/order-service.jar audit

@@ -13,7 +13,7 @@ out="$here/secrets"
 mkdir -p "$out/certs" "$out/auth"
 chmod 700 "$out"
 java -jar "$jar" certs "$out/certs"
-java -jar "$jar" dev-tokens "$out/auth" "$root/deploy/auth/policy.dev.yaml"
+java -jar "$jar" dev-tokens "$out/auth" "$root/deploy/auth/policy.dev.yaml" --subject customer=C4821
 if [ ! -f "$out/page-token-key.env" ]; then
   # 32 random bytes, base64: what PAGE_TOKEN_KEY takes (kept across runs, so page tokens stay valid).
   (umask 077 && printf 'PAGE_TOKEN_KEY=%s\n' "$(head -c 32 /dev/urandom | base64 -w0)" > "$out/page-token-key.env")

@@ -49,6 +49,7 @@ class ComposeFileTest {
   private static final Pattern COMPOSE_DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d+)?)(us|ms|s|m|h)");
   private static final String CERTS_MOUNT = "/certs";
   private static final String DEV_KIT_IMAGE = "warehouse/dev-kit:local";
+  private static final String DEMO_CUSTOMER = "C4821";
   private static final List<String> SERVERS = List.of("inventory-service", "order-service", "gateway");
   private static Map<String, Object> compose;
   private static Map<String, Map<String, Object>> services;
@@ -246,7 +247,9 @@ class ComposeFileTest {
     assertThat(config.auth().mode()).isEqualTo(AuthMode.JWT);
 
     List<String> devTokens = list("dev-tokens", "command");
-    assertThat(devTokens).hasSize(3).first().isEqualTo("dev-tokens");
+    // The demo customer's token names the demo data's customer: the customer role's scope is its sub.
+    assertThat(devTokens).hasSize(5).first().isEqualTo("dev-tokens");
+    assertThat(devTokens.subList(3, 5)).containsExactly("--subject", "customer=" + DEMO_CUSTOMER);
     String authDir = devTokens.get(1);
     String volume = "dev-auth:" + authDir;
     assertThat(list("dev-tokens", "volumes")).contains(volume);

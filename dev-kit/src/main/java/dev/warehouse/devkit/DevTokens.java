@@ -27,10 +27,11 @@ import java.util.UUID;
 import org.yaml.snakeyaml.Yaml;
 
 /**
- * {@code java -jar dev-kit.jar dev-tokens DIR POLICY_FILE [--hours N]}: development credentials for
+ * {@code java -jar dev-kit.jar dev-tokens DIR POLICY_FILE [--hours N] [--subject ROLE=SUB ...]}: development credentials for
  * {@code ./run.sh}, docker compose and the end-to-end test. It makes a new EC P-256 signing key, writes
  * its public half as {@code DIR/jwks.json} (the gateway's {@code AUTH_JWKS_FILE}), and one token per
- * role of the policy as {@code DIR/<role>.jwt} (owner-only): subject {@code dev-<role>}, issuer
+ * role of the policy as {@code DIR/<role>.jwt} (owner-only): subject {@code dev-<role>} (or the one
+ * {@code --subject} gives the role: the demo customer's id for the {@code customer} role, whose scope is its sub), issuer
  * {@link #ISSUER}, audience {@link #AUDIENCE}, valid for {@link #DEFAULT_VALIDITY}. The private key is
  * never written anywhere: once the command ends, no one can mint another token for this JWKS, and the
  * next run replaces the key (the gateway picks the new JWKS up within its refresh period).
@@ -49,9 +50,13 @@ public final class DevTokens {
   /** Returns the exit status: 0 done, 1 failed, 2 bad arguments. */
   public static int run(String[] args, PrintStream out) {
     List<String> positional = new ArrayList<>();
+    Map<String, String> subjects = new java.util.HashMap<>();
     Duration validity = DEFAULT_VALIDITY;
     for (int i = 0; i < args.length; i++) {
-      if (args[i].equals("--hours") && i + 1 < args.length) {
+      if (args[i].equals("--subject") && i + 1 < args.length && args[i + 1].indexOf('=') > 0) {
+        String given = args[++i];
+        subjects.put(given.substring(0, given.indexOf('=')), given.substring(given.indexOf('=') + 1));
+      } else if (args[i].equals("--hours") && i + 1 < args.length) {
         try {
           validity = Duration.ofHours(Long.parseLong(args[++i]));
         } catch (NumberFormatException e) {
@@ -67,7 +72,7 @@ public final class DevTokens {
       return usage(out);
     }
     try {
-      out.println(write(Path.of(positional.get(0)), roles(Path.of(positional.get(1))), validity, Instant.now()));
+      out.println(write(Path.of(positional.get(0)), roles(Path.of(positional.get(1))), subjects, validity, Instant.now()));
       return 0;
     } catch (IOException | IllegalArgumentException | JOSEException e) {
       out.println("dev-tokens: failed: " + e.getMessage());
@@ -76,7 +81,7 @@ public final class DevTokens {
   }
 
   private static int usage(PrintStream out) {
-    out.println("usage: dev-tokens DIR POLICY_FILE [--hours N]");
+    out.println("usage: dev-tokens DIR POLICY_FILE [--hours N] [--subject ROLE=SUBJECT ...]");
     return 2;
   }
 
@@ -92,8 +97,14 @@ public final class DevTokens {
     throw new IllegalArgumentException(policyFile + " has no roles");
   }
 
-  /** Does the work of {@link #run}; returns its one-line summary. */
+  /** Each role's token with subject {@code dev-<role>}. */
   public static String write(Path dir, List<String> roles, Duration validity, Instant now)
+      throws IOException, JOSEException {
+    return write(dir, roles, Map.of(), validity, now);
+  }
+
+  /** Does the work of {@link #run}; returns its one-line summary. */
+  public static String write(Path dir, List<String> roles, Map<String, String> subjects, Duration validity, Instant now)
       throws IOException, JOSEException {
     Files.createDirectories(dir);
     ECKey key = new ECKeyGenerator(Curve.P_256)
@@ -103,20 +114,22 @@ public final class DevTokens {
         .generate();
     // Tokens first, the JWKS last: a gateway that reads the new JWKS can check every new token at once.
     for (String role : roles) {
-      AtomicFiles.write(dir.resolve(role + ".jwt"), (token(key, role, now, validity) + "\n").getBytes(StandardCharsets.US_ASCII), true);
+      String subject = subjects.getOrDefault(role, "dev-" + role);
+      AtomicFiles.write(dir.resolve(role + ".jwt"), (token(key, role, subject, now, validity) + "\n")
+          .getBytes(StandardCharsets.US_ASCII), true);
     }
     AtomicFiles.write(dir.resolve(JWKS_FILE), (new JWKSet(key.toPublicJWK()) + "\n").getBytes(StandardCharsets.US_ASCII), false);
     return "dev-tokens: dir=" + dir + " jwks=" + dir.resolve(JWKS_FILE) + " key_id=" + key.getKeyID()
         + " roles=" + String.join(",", roles) + " expire=" + now.plus(validity);
   }
 
-  static String token(ECKey key, String role, Instant now, Duration validity) throws JOSEException {
+  static String token(ECKey key, String role, String subject, Instant now, Duration validity) throws JOSEException {
     SignedJWT jwt = new SignedJWT(
         new JWSHeader.Builder(JWSAlgorithm.ES256).keyID(key.getKeyID()).type(JOSEObjectType.JWT).build(),
         new JWTClaimsSet.Builder()
             .issuer(ISSUER)
             .audience(AUDIENCE)
-            .subject("dev-" + role)
+            .subject(subject)
             .claim("roles", List.of(role))
             .issueTime(Date.from(now))
             .notBeforeTime(Date.from(now))

@@ -119,7 +119,8 @@ class LocalStackIT {
         .startAndAwaitPort();
     orders2 = StackProcess.service("order-service-2", ORDER_JAR, StackProcess.freePort(), StackProcess.freePort(), orderEnv)
         .startAndAwaitPort();
-    assertThat(StackProcess.command("dev-tokens", DEV_KIT_JAR, List.of("dev-tokens", AUTH.toString(), POLICY))
+    assertThat(StackProcess.command("dev-tokens", DEV_KIT_JAR, List.of("dev-tokens", AUTH.toString(), POLICY,
+        "--subject", "customer=C4821"))
         .runToEnd(Duration.ofSeconds(60))).startsWith("exit=0");
     gateway = StackProcess.service("gateway", GATEWAY_JAR, StackProcess.freePort(), StackProcess.freePort(),
         withTls(Map.of(
@@ -280,6 +281,19 @@ class LocalStackIT {
       assertStatus(() -> InventoryServiceGrpc.newBlockingStub(debugger).withDeadlineAfter(10, TimeUnit.SECONDS)
           .adjustStock(AdjustStockRequest.newBuilder().setProductId("P100").setWarehouseId("W1").setDelta(-1)
               .setRequestId("r-debugger").build()), Status.Code.PERMISSION_DENIED, "METHOD_NOT_ALLOWED");
+      // The demo customer's token (as run.sh prints it) sees exactly its own orders, and nothing of another's.
+      io.grpc.Channel customer = io.grpc.ClientInterceptors.intercept(anonymous, BearerToken.interceptor(token("customer")));
+      assertThat(OrderServiceGrpc.newBlockingStub(customer).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C4821").setConsistentRead(true).build())
+          .getOrdersList()).extracting(Order::getCustomerId).containsOnly("C4821").hasSizeGreaterThanOrEqualTo(3);
+      assertThat(OrderServiceGrpc.newBlockingStub(customer).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .getOrder(GetOrderRequest.newBuilder().setOrderId("O900").build()).getCustomerId()).isEqualTo("C4821");
+      assertStatus(() -> OrderServiceGrpc.newBlockingStub(customer).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C1").build()),
+          Status.Code.PERMISSION_DENIED, "OUT_OF_SCOPE");
+      assertStatus(() -> OrderServiceGrpc.newBlockingStub(customer).withDeadlineAfter(10, TimeUnit.SECONDS)
+          .getOrder(GetOrderRequest.newBuilder().setOrderId("O-NOBODYS").build()), Status.Code.PERMISSION_DENIED,
+          "OUT_OF_SCOPE");
     } finally {
       anonymous.shutdownNow();
     }

@@ -1,5 +1,9 @@
 package dev.warehouse.runtime.service;
 
+import java.util.Optional;
+import dev.warehouse.runtime.routing.RouteTable;
+import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.scope.CallerScopeCheck;
 import dev.warehouse.runtime.admin.AdminGrpcEndpoint;
 import dev.warehouse.runtime.admission.Admission;
 import dev.warehouse.runtime.admission.RouteLimiter;
@@ -118,6 +122,8 @@ public final class ServiceProcess implements AutoCloseable {
           .map(method -> method.getMethodDescriptor().getFullMethodName()).toList();
       RouteLimiter limiter = new RouteLimiter(config.serviceName(),
           methods.stream().map(io.grpc.MethodDescriptor::extractBareMethodName).toList(), config.admission(), registry);
+      CallerScopeCheck scopes = new CallerScopeCheck(routesOf(served),
+          config.tls().serverMode() == TlsMode.MTLS ? Optional.of(config.tls().trustedPeers()) : Optional.empty());
       served.add(new AdminGrpcEndpoint(config.serviceName(), hotKeys));
 
       // Handlers run on the gRPC I/O threads: they never block (the DynamoDB client is asynchronous, and
@@ -126,7 +132,7 @@ public final class ServiceProcess implements AutoCloseable {
       ServiceServer server = new ServiceServer(
           serverBuilder.directExecutor().maxConcurrentCallsPerConnection(config.admission().maxStreams()),
           served,
-          List.of(new MetricCollectingServerInterceptor(registry), new Admission(limiter, Set.copyOf(methods))),
+          List.of(new MetricCollectingServerInterceptor(registry), scopes, new Admission(limiter, Set.copyOf(methods))),
           config.shutdownDrain(),
           config.shutdownGrace());
       config.healthPort().ifPresent(port ->
@@ -224,5 +230,21 @@ public final class ServiceProcess implements AutoCloseable {
     transport.close();
     dynamo.close();
     log.info("event=stopped");
+  }
+
+  /** The declared routes of {@code services}' methods: a service without route options has none. */
+  private static List<Route> routesOf(List<BindableService> services) {
+    List<Route> routes = new ArrayList<>();
+    for (BindableService service : services) {
+      if (service.bindService().getServiceDescriptor().getSchemaDescriptor()
+          instanceof io.grpc.protobuf.ProtoServiceDescriptorSupplier schema) {
+        try {
+          routes.addAll(RouteTable.of(schema.getServiceDescriptor()).routes());
+        } catch (IllegalStateException noRoutes) {
+          // not one of the table's services: none of its methods accepts a caller scope
+        }
+      }
+    }
+    return routes;
   }
 }

@@ -27,9 +27,19 @@ import org.yaml.snakeyaml.error.YAMLException;
  *   debugger:
  *     - warehouse.inventory.v1.InventoryService/GetSerialItem   # one method, package.Service/Method
  *     - grpc.reflection.v1.ServerReflection/*                   # every method of one service
+ *   customer:                                                  # a method for the caller's own records only:
+ *     - method: warehouse.order.v1.OrderService/ListCustomerOrders
+ *       scope: customer_id                                       # ... where this field is the caller's (AUTH_SCOPE_CLAIM)
+ *     - method: warehouse.order.v1.OrderService/UpdateOrderStatus
+ *       scope: customer_id
+ *       only: {status: ORDER_STATUS_CANCELLED}                   # ... and with these request values only
  * identities:                  # client-certificate identity (URI SAN): its roles
  *   spiffe://warehouse.local/client: [admin]
  * </pre>
+ *
+ * A scope names a field of the method's declared route: one its partition key is built from, which the gateway
+ * compares with the caller's claim, or one of its {@code owner_fields}, which the owning service checks against the
+ * item it reads ({@link dev.warehouse.runtime.scope.CallerScope}); {@link #requireScopable} refuses any other.
  *
  * A call is allowed when one of the caller's roles lists its method or its service's wildcard. Nothing
  * else is: no global wildcard, no allow for a role the file does not name. {@link #requireKnown} refuses
@@ -43,10 +53,23 @@ public final class AccessPolicy {
   private static final Pattern METHOD = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*|\\*");
 
   private final Map<String, Set<String>> rulesByRole;
+  private final Map<String, List<ScopedRule>> scopedByRole;
   private final Map<String, Set<String>> rolesByIdentity;
 
-  private AccessPolicy(Map<String, Set<String>> rulesByRole, Map<String, Set<String>> rolesByIdentity) {
+  /**
+   * A method a role may call for its own records only: where {@code field} is the caller's, and the request's
+   * {@code only} fields hold the values given (an enum by its value name).
+   */
+  public record ScopedRule(String method, String field, Map<String, String> only) {
+    public ScopedRule {
+      only = Map.copyOf(only);
+    }
+  }
+
+  private AccessPolicy(Map<String, Set<String>> rulesByRole, Map<String, List<ScopedRule>> scopedByRole,
+      Map<String, Set<String>> rolesByIdentity) {
     this.rulesByRole = rulesByRole;
+    this.scopedByRole = scopedByRole;
     this.rolesByIdentity = rolesByIdentity;
   }
 
@@ -83,6 +106,7 @@ public final class AccessPolicy {
       }
     }
     Map<String, Set<String>> rules = new LinkedHashMap<>();
+    Map<String, List<ScopedRule>> scoped = new LinkedHashMap<>();
     if (top.get("roles") instanceof Map<?, ?> roles) {
       roles.forEach((role, methods) -> {
         if (!(role instanceof String name) || !ROLE.matcher(name).matches()) {
@@ -90,14 +114,19 @@ public final class AccessPolicy {
           return;
         }
         Set<String> granted = new LinkedHashSet<>();
+        List<ScopedRule> own = new ArrayList<>();
         for (Object rule : list(methods)) {
           if (rule instanceof String text && isRule(text)) {
             granted.add(text);
+          } else if (rule instanceof Map<?, ?> map) {
+            scopedRule(name, map, problems).ifPresent(own::add);
           } else {
-            problems.add("role " + name + ": '" + rule + "' is not package.Service/Method or package.Service/*");
+            problems.add("role " + name + ": '" + rule + "' is not package.Service/Method, package.Service/* or "
+                + "{method: package.Service/Method, scope: field}");
           }
         }
         rules.put(name, Set.copyOf(granted));
+        scoped.put(name, List.copyOf(own));
       });
     } else {
       problems.add("'roles' must map each role to a list of methods");
@@ -122,7 +151,41 @@ public final class AccessPolicy {
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
-    return new AccessPolicy(Map.copyOf(rules), Map.copyOf(identities));
+    return new AccessPolicy(Map.copyOf(rules), Map.copyOf(scoped), Map.copyOf(identities));
+  }
+
+  private static final Pattern FIELD = Pattern.compile("[a-z][a-z0-9_]{0,63}");
+
+  /** {@code {method: package.Service/Method, scope: field, only: {field: value}}}; one method, no wildcard. */
+  private static java.util.Optional<ScopedRule> scopedRule(String role, Map<?, ?> map, List<String> problems) {
+    for (Object key : map.keySet()) {
+      if (!List.of("method", "scope", "only").contains(key)) {
+        problems.add("role " + role + ": unknown key '" + key + "' in a scoped rule (only method, scope, only)");
+        return java.util.Optional.empty();
+      }
+    }
+    if (!(map.get("method") instanceof String method) || !isRule(method) || method.endsWith("/*")) {
+      problems.add("role " + role + ": a scoped rule names one method, package.Service/Method, got '" + map.get("method") + "'");
+      return java.util.Optional.empty();
+    }
+    if (!(map.get("scope") instanceof String field) || !FIELD.matcher(field).matches()) {
+      problems.add("role " + role + ": " + method + "'s scope must be a request field name, got '" + map.get("scope") + "'");
+      return java.util.Optional.empty();
+    }
+    Map<String, String> only = new LinkedHashMap<>();
+    if (map.get("only") instanceof Map<?, ?> values) {
+      values.forEach((name, value) -> {
+        if (name instanceof String n && FIELD.matcher(n).matches() && value != null && !(value instanceof Collection<?>)
+            && !(value instanceof Map<?, ?>)) {
+          only.put(n, String.valueOf(value));
+        } else {
+          problems.add("role " + role + ": " + method + "'s only must map request fields to one value each");
+        }
+      });
+    } else if (map.containsKey("only")) {
+      problems.add("role " + role + ": " + method + "'s only must map request fields to one value each");
+    }
+    return java.util.Optional.of(new ScopedRule(method, field, only));
   }
 
   private static Collection<?> list(Object value) {
@@ -133,6 +196,64 @@ public final class AccessPolicy {
     int slash = text.indexOf('/');
     return slash > 0 && SERVICE.matcher(text.substring(0, slash)).matches()
         && METHOD.matcher(text.substring(slash + 1)).matches();
+  }
+
+  /**
+   * The scoped rules under which {@code roles} may call {@code fullMethodName}, when no rule of theirs allows it
+   * for every record ({@link #allows}): a call is let through when it meets one of them.
+   */
+  public List<ScopedRule> scopedRules(Set<String> roles, String fullMethodName) {
+    List<ScopedRule> found = new ArrayList<>();
+    for (String role : roles) {
+      for (ScopedRule rule : scopedByRole.getOrDefault(role, List.of())) {
+        if (rule.method().equals(fullMethodName)) {
+          found.add(rule);
+        }
+      }
+    }
+    return found;
+  }
+
+  /** Every scoped rule, by role. */
+  public Map<String, List<ScopedRule>> scopedRules() {
+    return scopedByRole;
+  }
+
+  /**
+   * Where each scoped rule's field is checked: {@code true} by the gateway (the route's partition key is built from
+   * the request's field), {@code false} by the owning service (one of the route's owner fields).
+   *
+   * @param routes     the declared routes, by full method name
+   * @param inputTypes the request message of each method, by full method name
+   * @throws IllegalArgumentException naming every scope that is neither, and every {@code only} field the request
+   *                                  does not have
+   */
+  public Map<ScopedRule, Boolean> requireScopable(Map<String, dev.warehouse.runtime.routing.Route> routes,
+      Map<String, com.google.protobuf.Descriptors.Descriptor> inputTypes) {
+    Map<ScopedRule, Boolean> checkedHere = new java.util.HashMap<>();
+    List<String> problems = new ArrayList<>();
+    scopedByRole.forEach((role, rules) -> rules.forEach(rule -> {
+      dev.warehouse.runtime.routing.Route route = routes.get(rule.method());
+      com.google.protobuf.Descriptors.Descriptor request = inputTypes.get(rule.method());
+      if (route == null || request == null) {
+        problems.add(role + ": " + rule.method() + " has no declared route, so nothing scopes it");
+        return;
+      }
+      boolean inKey = route.partitionKey().variables().contains(rule.field()) && request.findFieldByName(rule.field()) != null;
+      if (!inKey && !route.ownerFields().contains(rule.field())) {
+        problems.add(role + ": " + rule.method() + "'s scope " + rule.field() + " is neither a field its route's "
+            + "partition key (" + route.partitionKey() + ") is built from nor one of its owner fields "
+            + route.ownerFields());
+        return;
+      }
+      rule.only().keySet().stream().filter(field -> request.findFieldByName(field) == null).forEach(field ->
+          problems.add(role + ": " + rule.method() + "'s only names " + field + ", which its request does not have"));
+      checkedHere.put(rule, inKey);
+    }));
+    if (!problems.isEmpty()) {
+      throw new IllegalArgumentException("the policy's scopes do not fit the routes: " + String.join("; ", problems));
+    }
+    return checkedHere;
   }
 
   /** Whether any of {@code roles} may call {@code fullMethodName} ({@code package.Service/Method}). */
@@ -170,6 +291,8 @@ public final class AccessPolicy {
     List<String> unknown = new ArrayList<>();
     rulesByRole.forEach((role, rules) -> rules.stream().filter(rule -> !known.contains(rule)).sorted()
         .forEach(rule -> unknown.add(role + ": " + rule)));
+    scopedByRole.forEach((role, rules) -> rules.stream().map(ScopedRule::method).filter(rule -> !known.contains(rule))
+        .sorted().forEach(rule -> unknown.add(role + ": " + rule)));
     if (!unknown.isEmpty()) {
       throw new IllegalArgumentException("the policy names methods the gateway does not serve: "
           + String.join(", ", unknown.stream().sorted().toList()));

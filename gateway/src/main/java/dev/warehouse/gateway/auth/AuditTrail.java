@@ -213,9 +213,12 @@ public final class AuditTrail implements ServerInterceptor {
       field(line, "method", method);
       ids(request).forEach((name, value) -> field(line, name, value));
       field(line, "status", status.getCode().name());
-      String reason = reason(status, trailers);
-      if (reason != null) {
-        field(line, "reason", reason);
+      ErrorInfo error = errorInfo(status, trailers);
+      if (error != null) {
+        field(line, "reason", error.getReason());
+        if (error.containsMetadata("scope")) {
+          field(line, "scope", error.getMetadataOrThrow("scope")); // the scope that refused the call
+        }
       }
       line.append(" duration_ms=").append(String.format(Locale.ROOT, "%.1f", durationMs));
       log.info(line.toString());
@@ -270,7 +273,7 @@ public final class AuditTrail implements ServerInterceptor {
       return value.isEmpty() ? null : value;
     }
 
-    private static String reason(Status status, Metadata trailers) {
+    private static ErrorInfo errorInfo(Status status, Metadata trailers) {
       if (status.isOk() || trailers == null) {
         return null;
       }
@@ -278,7 +281,7 @@ public final class AuditTrail implements ServerInterceptor {
       for (Any any : details.getDetailsList()) {
         if (any.is(ErrorInfo.class)) {
           try {
-            return any.unpack(ErrorInfo.class).getReason();
+            return any.unpack(ErrorInfo.class);
           } catch (InvalidProtocolBufferException unreadable) {
             return null;
           }

@@ -27,6 +27,8 @@ import java.util.Set;
  * @param jwksRefresh  {@code AUTH_JWKS_REFRESH_SECONDS}: how often the JWKS is read again (key rotation)
  * @param tokenCacheSize {@code AUTH_TOKEN_CACHE_SIZE}: how many verified tokens are remembered until they
  *     expire or the JWKS changes, so that a caller's next calls skip the signature check (0: none)
+ * @param scopeClaim   {@code AUTH_SCOPE_CLAIM}: the token claim a scoped rule compares with the request's field
+ *     ({@code sub} by default: a customer's token names the customer)
  * @param requiredType {@code AUTH_JWT_TYPE}: when set, the {@code typ} header every token must carry (RFC 9068's
  *     {@code at+jwt}: an identity provider's ID token, signed by the same key for the same audience, then fails)
  */
@@ -42,10 +44,12 @@ public record AuthConfig(
     Duration clockSkew,
     Duration jwksRefresh,
     int tokenCacheSize,
+    String scopeClaim,
     Optional<String> requiredType) {
 
   public static final String DEFAULT_ALGORITHMS = "RS256,ES256";
   public static final String DEFAULT_ROLES_CLAIM = "roles";
+  public static final String DEFAULT_SCOPE_CLAIM = "sub";
   public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofSeconds(60);
   public static final Duration DEFAULT_JWKS_REFRESH = Duration.ofMinutes(5);
   public static final int DEFAULT_TOKEN_CACHE_SIZE = VerifiedTokens.DEFAULT_CAPACITY;
@@ -80,7 +84,7 @@ public record AuthConfig(
       String audience, Set<JWSAlgorithm> algorithms, String rolesClaim, Duration clockSkew, Duration jwksRefresh,
       int tokenCacheSize) {
     this(mode, policyFile, jwksFile, jwksUrl, issuer, audience, algorithms, rolesClaim, clockSkew, jwksRefresh,
-        tokenCacheSize, Optional.empty());
+        tokenCacheSize, DEFAULT_SCOPE_CLAIM, Optional.empty());
   }
 
   /** Reads the {@code AUTH_*} variables; in {@code jwt} mode the policy, one JWKS source, issuer and audience are required. */
@@ -103,6 +107,7 @@ public record AuthConfig(
     String audience = reader.string("AUTH_JWT_AUDIENCE", "");
     Set<JWSAlgorithm> algorithms = algorithms(reader);
     String rolesClaim = reader.string("AUTH_ROLES_CLAIM", DEFAULT_ROLES_CLAIM);
+    String scopeClaim = reader.string("AUTH_SCOPE_CLAIM", DEFAULT_SCOPE_CLAIM);
     Duration skew = Duration.ofSeconds(reader.nonNegativeLong("AUTH_CLOCK_SKEW_SECONDS", DEFAULT_CLOCK_SKEW.getSeconds()));
     if (skew.compareTo(MAX_CLOCK_SKEW) > 0) {
       reader.problem("AUTH_CLOCK_SKEW_SECONDS must be at most " + MAX_CLOCK_SKEW.getSeconds()
@@ -134,7 +139,7 @@ public record AuthConfig(
       }
     }
     return new AuthConfig(mode, policy, jwksFile, jwksUrl, issuer, audience, algorithms, rolesClaim, skew, refresh,
-        (int) cacheSize, requiredType);
+        (int) cacheSize, scopeClaim, requiredType);
   }
 
   /** A host name that can only mean this machine: {@code localhost}, 127.0.0.0/8 or {@code ::1}, as written. */
@@ -183,6 +188,7 @@ public record AuthConfig(
         + " auth_jwt_audience=" + audience
         + " auth_jwt_algorithms=" + String.join(",", algorithms.stream().map(JWSAlgorithm::getName).sorted().toList())
         + " auth_roles_claim=" + rolesClaim
+        + " auth_scope_claim=" + scopeClaim
         + " auth_clock_skew_s=" + clockSkew.getSeconds()
         + " auth_jwks_refresh_s=" + jwksRefresh.getSeconds()
         + " auth_jwt_type=" + requiredType.orElse("any");

@@ -2,6 +2,7 @@ package dev.warehouse.gateway.auth;
 
 import io.grpc.Context;
 import java.util.Optional;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -11,8 +12,10 @@ import java.util.Set;
  * @param identity the token's {@code sub}, or the client certificate's URI SAN ({@code spiffe://...})
  * @param via      how it was established: {@code jwt}, {@code mtls}, or {@code none} (AUTH_MODE=none)
  * @param roles    its roles: the token's roles claim, or the policy's roles for the certificate's identity
+ * @param claims   the token's claims whose values are strings ({@code sub}, and the one a scope compares:
+ *                 {@code AUTH_SCOPE_CLAIM}); none for a certificate
  */
-public record Caller(String identity, String via, Set<String> roles) {
+public record Caller(String identity, String via, Set<String> roles, Map<String, String> claims) {
 
   public static final Context.Key<Caller> CONTEXT_KEY = Context.key("warehouse.caller");
 
@@ -21,6 +24,12 @@ public record Caller(String identity, String via, Set<String> roles) {
 
   public Caller {
     roles = Set.copyOf(roles);
+    claims = Map.copyOf(claims);
+  }
+
+  /** Without claims: a certificate's caller, or nobody's. */
+  public Caller(String identity, String via, Set<String> roles) {
+    this(identity, via, roles, Map.of());
   }
 
   /** The caller of the current server call, once authenticated. */

@@ -8,7 +8,12 @@ import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
+import com.google.protobuf.Descriptors.Descriptor;
+import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.routing.RouteTable;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.logging.Logger;
 
 /**
@@ -29,14 +34,14 @@ public final class GatewayAccess implements AutoCloseable {
   }
 
   /**
-   * Reads the policy (refusing one that names a method {@code served} does not have) and the JWKS.
+   * Reads the policy (refusing one that names a method {@code servedServices} does not have) and the JWKS.
    *
-   * @param served  every service the gateway's port serves, health and reflection included
+   * @param servedServices every service the gateway's port serves, health and reflection included
    * @param audited the contracts whose writes the audit trail records
    * @throws IOException              when the policy or the JWKS cannot be read
    * @throws IllegalArgumentException when the policy is malformed or names unknown methods
    */
-  public static GatewayAccess start(AuthConfig config, Clock clock, Collection<ServiceDescriptor> served,
+  public static GatewayAccess start(AuthConfig config, Clock clock, Collection<ServiceDescriptor> servedServices,
       Collection<Descriptors.ServiceDescriptor> audited) throws IOException {
     List<ServerInterceptor> interceptors = new ArrayList<>();
     if (config.mode() == AuthMode.NONE) {
@@ -48,12 +53,30 @@ public final class GatewayAccess implements AutoCloseable {
     }
     interceptors.add(AuditTrail.of(audited));
     AccessPolicy policy = AccessPolicy.read(config.policyFile().orElseThrow());
-    policy.requireKnown(served);
+    policy.requireKnown(servedServices);
     JwksSource jwks = config.jwksFile().isPresent()
         ? JwksSource.ofFile(config.jwksFile().get(), config.jwksRefresh())
         : JwksSource.ofUrl(config.jwksUrl().orElseThrow(), config.jwksRefresh());
     interceptors.add(CallerAuthentication.of(JwtVerifier.of(config, jwks, clock), policy));
-    interceptors.add(new MethodAuthorization(policy));
+    Map<String, Route> routes = new HashMap<>();
+    Map<String, Descriptor> inputTypes = new HashMap<>();
+    // The routes and requests of every served contract (the forwarded ones declare routes; health, reflection and the
+    // admin service do not, so a scope on them is refused).
+    for (ServiceDescriptor served : servedServices) {
+      if (!(served.getSchemaDescriptor() instanceof io.grpc.protobuf.ProtoServiceDescriptorSupplier schema)) {
+        continue;
+      }
+      Descriptors.ServiceDescriptor service = schema.getServiceDescriptor();
+      service.getMethods().forEach(method -> inputTypes.put(service.getFullName() + "/" + method.getName(),
+          method.getInputType()));
+      try {
+        RouteTable.of(service).routes().forEach(route -> routes.put(route.fullMethodName(), route));
+      } catch (IllegalStateException noRoutes) {
+        // not one of the table's services
+      }
+    }
+    interceptors.add(new MethodAuthorization(policy, config.scopeClaim(), policy.requireScopable(routes, inputTypes),
+        inputTypes));
     log.info("event=auth_enabled auth_mode=" + config.mode().settingValue() + " roles="
         + String.join(",", policy.roles()) + " jwks_key_ids=" + String.join(",", jwks.keyIds()));
     return new GatewayAccess(interceptors, jwks);

@@ -27,6 +27,7 @@ import java.util.Date;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -139,7 +140,13 @@ public final class JwtVerifier {
     } catch (JOSEException e) {
       throw new UnauthenticatedException("TOKEN_SIGNATURE_INVALID", "the bearer token's signature could not be verified");
     }
-    Caller caller = new Caller(claims.getSubject(), "jwt", roles(claims.getClaim(rolesClaim)));
+    Map<String, String> strings = new java.util.HashMap<>();
+    claims.getClaims().forEach((name, value) -> {
+      if (value instanceof String text) {
+        strings.put(name, text);
+      }
+    });
+    Caller caller = new Caller(claims.getSubject(), "jwt", roles(claims.getClaim(rolesClaim)), strings);
     verified.put(token, caller, claims.getExpirationTime().toInstant().plus(clockSkew), keys);
     return caller;
   }

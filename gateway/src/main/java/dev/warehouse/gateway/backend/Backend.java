@@ -118,7 +118,7 @@ public final class Backend implements AutoCloseable {
         // Retries are ours (below): grpc-java's retry machinery wraps every call, and cost a third of the
         // gateway's CPU per call in the proxy benchmark; ours costs nothing until a call fails.
         .disableRetry()
-        .intercept(new MetricCollectingClientInterceptor(meters))
+        .intercept(new MetricCollectingClientInterceptor(meters), ScopeForwarding.INSTANCE)
         .build()).toList();
   }
 

@@ -79,7 +79,7 @@ class AccessPolicyTest {
   void theDevelopmentPolicy_namesOnlyServedMethods_andTheRolesThatRunShPrints() throws Exception {
     AccessPolicy policy = AccessPolicy.read(GatewayAuthTest.DEV_POLICY);
     policy.requireKnown(GatewayProcess.servedServices());
-    assertThat(policy.roles()).containsExactly("admin", "buyer", "debugger", "picker", "storefront");
+    assertThat(policy.roles()).containsExactly("admin", "buyer", "customer", "debugger", "picker", "storefront");
     assertThat(policy.rolesOf("spiffe://warehouse.local/client")).containsExactly("admin");
   }
 

@@ -25,8 +25,8 @@ class DevTokensTest {
   @Test
   void writesAPublicJwks_andOneAcceptedTokenPerRole() throws Exception {
     ByteArrayOutputStream output = new ByteArrayOutputStream();
-    int status = DevTokens.run(new String[] {dir.toString(), GatewayAuthTest.DEV_POLICY.toString()},
-        new PrintStream(output, true, StandardCharsets.UTF_8));
+    int status = DevTokens.run(new String[] {dir.toString(), GatewayAuthTest.DEV_POLICY.toString(),
+        "--subject", "customer=C4821"}, new PrintStream(output, true, StandardCharsets.UTF_8));
     assertThat(status).as(output.toString(StandardCharsets.UTF_8)).isZero();
 
     Path jwks = dir.resolve(DevTokens.JWKS_FILE);
@@ -42,7 +42,8 @@ class DevTokensTest {
         Path file = dir.resolve(role + ".jwt");
         assertThat(Files.getPosixFilePermissions(file)).isEqualTo(PosixFilePermissions.fromString("rw-------"));
         Caller caller = verifier.verify(BearerToken.read(file));
-        assertThat(caller.identity()).isEqualTo("dev-" + role);
+        // The customer's token names the demo customer: its scope is its sub.
+        assertThat(caller.identity()).isEqualTo(role.equals("customer") ? "C4821" : "dev-" + role);
         assertThat(caller.roles()).containsExactly(role);
       }
       // Twelve hours on, they have expired.
@@ -53,7 +54,8 @@ class DevTokensTest {
     }
     try (var files = Files.list(dir)) {
       assertThat(files.map(p -> p.getFileName().toString()))
-          .containsExactlyInAnyOrder("jwks.json", "admin.jwt", "buyer.jwt", "debugger.jwt", "picker.jwt", "storefront.jwt");
+          .containsExactlyInAnyOrder("jwks.json", "admin.jwt", "buyer.jwt", "customer.jwt", "debugger.jwt", "picker.jwt",
+              "storefront.jwt");
     }
   }
 

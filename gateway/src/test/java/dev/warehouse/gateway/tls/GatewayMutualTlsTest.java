@@ -27,6 +27,10 @@ import dev.warehouse.runtime.tls.TlsMode;
 import dev.warehouse.runtime.tls.TransportSecurity;
 import dev.warehouse.runtime.tls.TrustedPeers;
 import io.grpc.Channel;
+import dev.warehouse.inventory.v1.GetReservationRequest;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.Metadata;
+import dev.warehouse.runtime.scope.CallerScope;
 import io.grpc.StatusRuntimeException;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
@@ -185,6 +189,40 @@ class GatewayMutualTlsTest {
           .getOrder(GetOrderRequest.newBuilder().setOrderId("O-NONE").setConsistentRead(true).build()),
           Status.Code.NOT_FOUND, "ORDER_NOT_FOUND");
     }
+  }
+
+  /** A channel to {@code port} presenting {@code name}'s certificate. */
+  private static Channel as(String name, int port) throws Exception {
+    ChannelCredentials credentials = TlsChannelCredentials.newBuilder().trustManager(certs.resolve("ca.pem").toFile())
+        .keyManager(certs.resolve(name + ".pem").toFile(), certs.resolve(name + "-key.pem").toFile()).build();
+    ManagedChannel channel = NettyChannelBuilder.forTarget("localhost:" + port, credentials).build();
+    channels.add(channel);
+    return channel;
+  }
+
+  /**
+   * A caller's scope reaches a service only from the gateway: the order-service, trusted for the reservations, is
+   * refused when it sends one; from the gateway's identity the service applies it (an order of nobody's, refused).
+   */
+  @Test
+  void aForwardedScope_isAcceptedFromTheGatewaysIdentityOnly() throws Exception {
+    Metadata scoped = new Metadata();
+    scoped.put(CallerScope.HEADER, new CallerScope("customer_id", "C1").header());
+    GetReservationRequest reservation = GetReservationRequest.newBuilder().setOrderId("O-NONE").setConsistentRead(true).build();
+    Channel fromOrders = as("order-service", inventory.grpcPort());
+    assertStatus(() -> ReservationServiceGrpc.newBlockingStub(fromOrders).withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getReservation(reservation), Status.Code.NOT_FOUND, "RESERVATION_NOT_FOUND");
+    assertStatus(() -> ReservationServiceGrpc.newBlockingStub(fromOrders)
+        .withInterceptors(MetadataUtils.newAttachHeadersInterceptor(scoped)).withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getReservation(reservation), Status.Code.PERMISSION_DENIED, "SCOPE_NOT_FROM_GATEWAY");
+
+    Channel fromGateway = as("gateway", orders.grpcPort());
+    GetOrderRequest order = GetOrderRequest.newBuilder().setOrderId("O-NONE").setConsistentRead(true).build();
+    assertStatus(() -> OrderServiceGrpc.newBlockingStub(fromGateway).withDeadlineAfter(10, TimeUnit.SECONDS).getOrder(order),
+        Status.Code.NOT_FOUND, "ORDER_NOT_FOUND");
+    assertStatus(() -> OrderServiceGrpc.newBlockingStub(fromGateway).withInterceptors(
+        MetadataUtils.newAttachHeadersInterceptor(scoped)).withDeadlineAfter(10, TimeUnit.SECONDS).getOrder(order),
+        Status.Code.PERMISSION_DENIED, CallerScope.REFUSED);
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.warehouse.order.domain;
 
+import dev.warehouse.runtime.scope.CallerScope;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
@@ -169,7 +170,23 @@ public final class OrderService {
   }
 
   public CompletableFuture<Order> getOrder(String orderId, boolean consistentRead) {
-    return repository.find(orderId, consistentRead).thenApply(found -> found.orElseThrow(() -> notFound(orderId)));
+    return getOrder(orderId, consistentRead, Optional.empty());
+  }
+
+  /**
+   * The order, when {@code scope} (a caller limited to its own customer's orders) admits it; an order out of
+   * scope and one that does not exist are refused alike (PERMISSION_DENIED, AIP-211).
+   */
+  public CompletableFuture<Order> getOrder(String orderId, boolean consistentRead, Optional<CallerScope> scope) {
+    return repository.find(orderId, consistentRead).thenApply(found -> inScope(found, scope).orElseThrow(() -> notFound(orderId)));
+  }
+
+  /** {@code found}, or a refusal when {@code scope} does not admit it (whether or not it exists). */
+  private static Optional<Order> inScope(Optional<Order> found, Optional<CallerScope> scope) {
+    if (scope.isPresent() && !found.map(order -> scope.get().admits(order.customerId())).orElse(false)) {
+      throw scope.get().refusal("orders");
+    }
+    return found;
   }
 
   public CompletableFuture<Page<Order>> listCustomerOrders(String customerId, OrderPageQuery query) {
@@ -189,13 +206,20 @@ public final class OrderService {
    * stands and the recovery makes it.
    */
   public CompletableFuture<Order> updateOrderStatus(String orderId, OrderStatus next, Optional<Long> expectedVersion) {
-    return updateRound(orderId, next, expectedVersion, 1).thenCompose(this::makeStep);
+    return updateOrderStatus(orderId, next, expectedVersion, Optional.empty());
   }
 
-  private CompletableFuture<Order> updateRound(String orderId, OrderStatus next, Optional<Long> expectedVersion, int round) {
+  /** As above, for a caller limited to {@code scope}: an order out of it is refused before anything else is checked. */
+  public CompletableFuture<Order> updateOrderStatus(String orderId, OrderStatus next, Optional<Long> expectedVersion,
+      Optional<CallerScope> scope) {
+    return updateRound(orderId, next, expectedVersion, scope, 1).thenCompose(this::makeStep);
+  }
+
+  private CompletableFuture<Order> updateRound(String orderId, OrderStatus next, Optional<Long> expectedVersion,
+      Optional<CallerScope> scope, int round) {
     return repository.find(orderId, true)
         .thenCompose(found -> {
-          Order current = found.orElseThrow(() -> notFound(orderId));
+          Order current = inScope(found, scope).orElseThrow(() -> notFound(orderId));
           if (expectedVersion.isPresent() && expectedVersion.get() != current.version()) {
             throw versionMismatch(orderId, expectedVersion.get(), current.version());
           }
@@ -223,7 +247,7 @@ public final class OrderService {
             return CompletableFuture.failedFuture(new AbortedException("CONCURRENT_UPDATE",
                 "order " + orderId + " kept changing concurrently; retry", Map.of("order_id", orderId)));
           }
-          return updateRound(orderId, next, expectedVersion, round + 1);
+          return updateRound(orderId, next, expectedVersion, scope, round + 1);
         });
   }
 

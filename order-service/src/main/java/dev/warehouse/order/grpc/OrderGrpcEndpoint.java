@@ -1,5 +1,6 @@
 package dev.warehouse.order.grpc;
 
+import dev.warehouse.runtime.scope.CallerScope;
 import dev.warehouse.order.domain.DateFilter;
 import dev.warehouse.order.domain.Money;
 import dev.warehouse.order.domain.OrderLine;
@@ -58,7 +59,7 @@ public final class OrderGrpcEndpoint extends OrderServiceGrpc.OrderServiceImplBa
       Violations v = new Violations();
       String orderId = v.id("order_id", request.getOrderId());
       v.throwIfAny();
-      return service.getOrder(orderId, request.getConsistentRead());
+      return service.getOrder(orderId, request.getConsistentRead(), CallerScope.current());
     }, OrderProtos::toProto);
   }
 
@@ -89,7 +90,7 @@ public final class OrderGrpcEndpoint extends OrderServiceGrpc.OrderServiceImplBa
       }
       v.throwIfAny();
       Optional<Long> expected = request.getExpectedVersion() == 0 ? Optional.empty() : Optional.of(request.getExpectedVersion());
-      return service.updateOrderStatus(orderId, next, expected);
+      return service.updateOrderStatus(orderId, next, expected, CallerScope.current());
     }, OrderProtos::toProto);
   }
 

@@ -15,6 +15,8 @@ import java.util.Optional;
  * @param writes         how the transaction writes the main item (Put, Update, Delete or ConditionCheck);
  *                       empty for a route without TransactWriteItems
  * @param fanOut         the write shards of its partition key, when it has them
+ * @param ownerFields    fields of the stored item naming whom it belongs to, when the partition key does not:
+ *                       a caller's scope on one is checked by the owning service against the item it reads
  */
 public record Route(
     String fullMethodName,
@@ -29,7 +31,8 @@ public record Route(
     String expectedVolume,
     List<ItemKey> alsoWrites,
     List<Operation> writes,
-    Optional<FanOut> fanOut) {
+    Optional<FanOut> fanOut,
+    List<String> ownerFields) {
 
   /** A key of an item the route writes besides its main one, and how its transaction writes it. */
   public record ItemKey(KeyTemplate partitionKey, KeyTemplate sortKey, List<Operation> writes) {
@@ -77,6 +80,15 @@ public record Route(
     sortKeyConditions = List.copyOf(sortKeyConditions);
     alsoWrites = List.copyOf(alsoWrites);
     writes = List.copyOf(writes);
+    ownerFields = List.copyOf(ownerFields);
+  }
+
+  /** Without owner fields: a route whose partition key names its owner, or that has none. */
+  public Route(String fullMethodName, String patternId, String request, List<Operation> operations, Optional<String> index,
+      KeyTemplate partitionKey, KeyTemplate sortKey, List<SortKeyCondition> sortKeyConditions, Consistency consistency,
+      String expectedVolume, List<ItemKey> alsoWrites, List<Operation> writes, Optional<FanOut> fanOut) {
+    this(fullMethodName, patternId, request, operations, index, partitionKey, sortKey, sortKeyConditions, consistency,
+        expectedVolume, alsoWrites, writes, fanOut, List.of());
   }
 
   /** The main item's key with how the transaction writes it, shaped like the keys of {@link #alsoWrites}. */

@@ -160,6 +160,7 @@ public final class RouteTable {
         r.getWritesList(),
         r.hasFanOut()
             ? Optional.of(new Route.FanOut(r.getFanOut().getShardCount(), KeyTemplate.parse(r.getFanOut().getShardOf())))
-            : Optional.empty());
+            : Optional.empty(),
+        r.getOwnerFieldsList());
   }
 }
