@@ -37,7 +37,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -74,10 +73,7 @@ class CustomerScopeTest {
         List.of());
     orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table),
         OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort())), List.of());
-    AuthConfig auth = new AuthConfig(AuthMode.JWT, Optional.of(GatewayAuthTest.DEV_POLICY), Optional.of(jwks),
-        Optional.empty(), TestTokens.ISSUER, TestTokens.AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS,
-        AuthConfig.DEFAULT_ROLES_CLAIM, AuthConfig.DEFAULT_CLOCK_SKEW, AuthConfig.DEFAULT_JWKS_REFRESH,
-        AuthConfig.DEFAULT_TOKEN_CACHE_SIZE);
+    AuthConfig auth = TestTokens.jwtAuth(GatewayAuthTest.DEV_POLICY, jwks);
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + inventory.grpcPort()),
         List.of("127.0.0.1:" + orders.grpcPort()), Duration.ofSeconds(10), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,
         GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO, Duration.ofSeconds(1)).withAuth(auth));
@@ -198,10 +194,7 @@ class CustomerScopeTest {
   void aScopeTheRouteCannotCheck_stopsTheStart(@TempDir Path temp) throws Exception {
     Path policy = Files.writeString(temp.resolve("policy.yaml"), "roles:\n  customer:\n"
         + "    - {method: warehouse.order.v1.OrderService/GetOrder, scope: warehouse_id}\n");
-    AuthConfig auth = new AuthConfig(AuthMode.JWT, Optional.of(policy), Optional.of(dir.resolve("jwks.json")),
-        Optional.empty(), TestTokens.ISSUER, TestTokens.AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS,
-        AuthConfig.DEFAULT_ROLES_CLAIM, AuthConfig.DEFAULT_CLOCK_SKEW, AuthConfig.DEFAULT_JWKS_REFRESH,
-        AuthConfig.DEFAULT_TOKEN_CACHE_SIZE);
+    AuthConfig auth = TestTokens.jwtAuth(policy, dir.resolve("jwks.json"));
     assertThatThrownBy(() -> GatewayAccess.start(auth, Clock.systemUTC(), GatewayProcess.servedServices(),
         List.of(dev.warehouse.order.v1.OrderServiceProto.getDescriptor().findServiceByName("OrderService"))))
         .isInstanceOf(IllegalArgumentException.class)

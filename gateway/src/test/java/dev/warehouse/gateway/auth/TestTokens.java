@@ -37,6 +37,13 @@ final class TestTokens {
 
   private TestTokens() {}
 
+  /** JWT authentication with {@code policy}, keys from the JWKS file {@code jwks}, this class's issuer and audience. */
+  static AuthConfig jwtAuth(Path policy, Path jwks) {
+    return new AuthConfig(AuthMode.JWT, java.util.Optional.of(policy), java.util.Optional.of(jwks), java.util.Optional.empty(),
+        ISSUER, AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS, AuthConfig.DEFAULT_ROLES_CLAIM, AuthConfig.DEFAULT_CLOCK_SKEW,
+        AuthConfig.DEFAULT_JWKS_REFRESH, AuthConfig.DEFAULT_TOKEN_CACHE_SIZE);
+  }
+
   static RSAKey rsaKey(String keyId) {
     try {
       return new RSAKeyGenerator(2048).keyID(keyId).generate();

@@ -122,11 +122,7 @@ class GatewayMutualTlsTest {
 
   /** A client as grpcurl is one: checks the server's host name against the CA, presents the client certificate. */
   private static Channel client(int port) throws Exception {
-    ChannelCredentials credentials = TlsChannelCredentials.newBuilder().trustManager(certs.resolve("ca.pem").toFile())
-        .keyManager(certs.resolve("client.pem").toFile(), certs.resolve("client-key.pem").toFile()).build();
-    ManagedChannel channel = NettyChannelBuilder.forTarget("localhost:" + port, credentials).build();
-    channels.add(channel);
-    return channel;
+    return as("client", port);
   }
 
   @Test

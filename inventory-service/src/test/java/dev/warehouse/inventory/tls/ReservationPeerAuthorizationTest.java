@@ -1,5 +1,8 @@
 package dev.warehouse.inventory.tls;
 
+import dev.warehouse.devkit.CertsCommand;
+import dev.warehouse.devkit.LocalCa;
+import java.time.Instant;
 import static dev.warehouse.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -46,10 +49,10 @@ class ReservationPeerAuthorizationTest {
 
   @BeforeAll
   static void start() throws Exception {
-    new TestCa(certs).issue("inventory-service").issue("gateway").issue("order-service");
+    CertsCommand.ensure(certs, false, Instant.now());
     TlsConfig tls = new TlsConfig(TlsMode.MTLS, Optional.of(certs.resolve("inventory-service.pem")),
         Optional.of(certs.resolve("inventory-service-key.pem")), Optional.of(certs.resolve("ca.pem")),
-        TrustedPeers.of(List.of(TestCa.spiffeId("gateway"))), TlsConfig.DEFAULT_REFRESH)
+        TrustedPeers.of(List.of(LocalCa.spiffeId("gateway"))), TlsConfig.DEFAULT_REFRESH)
         // As main reads RESERVATION_TRUSTED_PEERS when it is unset: the order-service alone.
         .withServicePeers(ReservationServiceGrpc.SERVICE_NAME, InventoryMain.reservationPeers(Map.of()));
     inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, TestServices.uniqueTableName())
@@ -77,7 +80,7 @@ class ReservationPeerAuthorizationTest {
 
   @Test
   void theDefaultOfReservationTrustedPeers_isTheOrderService() {
-    assertThat(InventoryMain.reservationPeers(Map.of()).identities()).containsExactly(TestCa.spiffeId("order-service"));
+    assertThat(InventoryMain.reservationPeers(Map.of()).identities()).containsExactly(LocalCa.spiffeId("order-service"));
     assertThat(InventoryMain.reservationPeers(Map.of("RESERVATION_TRUSTED_PEERS", "spiffe://x.test/a, spiffe://x.test/b"))
         .identities()).containsExactlyInAnyOrder("spiffe://x.test/a", "spiffe://x.test/b");
   }
