@@ -25,6 +25,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -123,12 +124,9 @@ class GatewayCircuitBreakerTest {
     return gateway.circuitBreaker("order-service");
   }
 
-  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waited 5 s for " + what).isLessThan(until);
-      Thread.sleep(10);
-    }
+  private static void await(BooleanSupplier condition, String what) {
+    Awaitility.await(what).atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        .until(condition::getAsBoolean);
   }
 
   /** The experiment: impatient callers must not make the gateway refuse everyone else. */

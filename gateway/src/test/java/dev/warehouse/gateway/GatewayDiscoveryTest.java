@@ -35,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -186,18 +187,7 @@ class GatewayDiscoveryTest {
   }
 
   private static void await(BooleanSupplier condition, Duration within, String what) {
-    long giveUp = System.nanoTime() + within.toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > giveUp) {
-        throw new AssertionError("not within " + within.toMillis() + " ms: " + what);
-      }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    Awaitility.await(what).atMost(within).pollInterval(Duration.ofMillis(20)).until(condition::getAsBoolean);
   }
 
   /** Calls made one after another through the gateway until stopped, each failure recorded. */

@@ -115,6 +115,10 @@ class InterleavedOpenLoopTest {
     }
   }
 
+  /**
+   * The serial server's service time, which the requests behind it queue for: a modelled latency, not a wait.
+   * It must hold the server's one thread, so a scheduled completion would not do.
+   */
   private static void sleep(long ms) {
     try {
       Thread.sleep(ms);

@@ -28,7 +28,7 @@ class DynamoClientsTimerTest {
         // a call's attempt and call timeouts, as the SDK schedules them, cancelled as the call ends
         ScheduledFuture<?> attempt = timer.schedule(() -> { }, 1, TimeUnit.SECONDS);
         ScheduledFuture<?> whole = timer.schedule(() -> { }, 3, TimeUnit.SECONDS);
-        Thread.sleep(1);
+        Thread.sleep(1); // the call's own time: the timer thread, real, must stay asleep through it
         attempt.cancel(false);
         whole.cancel(false);
       }

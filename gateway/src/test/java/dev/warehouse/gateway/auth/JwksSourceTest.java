@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.RSAKey;
 import com.sun.net.httpserver.HttpServer;
+import dev.warehouse.testing.LogRecords;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,28 +31,28 @@ class JwksSourceTest {
   @TempDir
   Path dir;
 
-  private static void awaitKeyIds(Supplier<List<String>> keyIds, String... expected) throws InterruptedException {
-    long giveUp = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-    while (!keyIds.get().equals(List.of(expected)) && System.nanoTime() < giveUp) {
-      Thread.sleep(20);
-    }
-    assertThat(keyIds.get()).containsExactly(expected);
+  private static void awaitKeyIds(Supplier<List<String>> keyIds, String... expected) {
+    Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+        .untilAsserted(() -> assertThat(keyIds.get()).containsExactly(expected));
   }
 
   @Test
   void aFile_isReadAgain_andABadReadKeepsTheKeys() throws Exception {
     Path file = dir.resolve("jwks.json");
     TestTokens.writeJwks(file, TestTokens.rsaKey("k1"));
-    try (JwksSource source = JwksSource.ofFile(file, REFRESH)) {
+    try (JwksSource source = JwksSource.ofFile(file, REFRESH); LogRecords log = new LogRecords(JwksSource.class)) {
       assertThat(source.keyIds()).containsExactly("k1");
       TestTokens.writeJwks(file, TestTokens.rsaKey("k2"), TestTokens.ecKey("k3"));
       awaitKeyIds(source::keyIds, "k2", "k3");
 
+      // Each bad read is logged when the timer's refresh has failed: the keys are checked after it, not after a guess.
+      log.clear();
       Files.writeString(file, "{not json");
-      Thread.sleep(REFRESH.toMillis() * 4);
+      assertThat(log.await(1).get(0)).contains("event=jwks_refresh_failed", "kept_key_ids=k2,k3");
       assertThat(source.keyIds()).containsExactly("k2", "k3");
+      log.clear();
       Files.writeString(file, "{\"keys\":[]}");
-      Thread.sleep(REFRESH.toMillis() * 4);
+      assertThat(log.await(1).get(0)).contains("event=jwks_refresh_failed", "kept_key_ids=k2,k3");
       assertThat(source.keyIds()).containsExactly("k2", "k3");
     }
   }

@@ -22,6 +22,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -110,10 +111,8 @@ class GracefulShutdownTest {
     assertThat(health(SERVICE)).isEqualTo(ServingStatus.SERVING);
 
     CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, threads);
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (health(SERVICE) != ServingStatus.NOT_SERVING && System.nanoTime() < giveUp) {
-      Thread.sleep(10);
-    }
+    Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        .until(() -> health(SERVICE), ServingStatus.NOT_SERVING::equals);
 
     // NOT_SERVING, and yet a new call is answered: balancers that have not heard yet lose nothing.
     assertThat(health(SERVICE)).isEqualTo(ServingStatus.NOT_SERVING);
