@@ -30,12 +30,14 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * What counts against a backend's circuit breaker: only what is the backend's fault. A real gateway
  * in front of a fake order-service whose GetOrder takes as long as the test says.
  */
+@Tag("integration")
 class GatewayCircuitBreakerTest {
 
   private static final Duration DEFAULT_DEADLINE = Duration.ofMillis(300);

@@ -37,6 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,6 +47,7 @@ import org.junit.jupiter.api.Test;
  * would change; each answer is a loopback address (127.0.0.2, 127.0.0.3 …) where a real Netty server listens
  * on the one port the target names. The instance removed stays up and healthy: only the answer drops it.
  */
+@Tag("integration")
 class GatewayDiscoveryTest {
 
   private static final String NAME = "inventory-service-headless.test";

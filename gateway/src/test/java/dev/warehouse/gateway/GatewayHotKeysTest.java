@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,6 +48,7 @@ import org.junit.jupiter.api.Test;
  * an order-service and an order-service address where nothing listens), adds their counts up, and
  * names the instance that did not answer.
  */
+@Tag("integration")
 class GatewayHotKeysTest {
 
   private static final int READS = 30;

@@ -45,6 +45,7 @@ import java.util.function.Supplier;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -53,6 +54,7 @@ import org.junit.jupiter.api.Test;
  * (the gateway's address lists are static), while writes the gateway never retries
  * (UpdateOrderStatus, PutProductInventory, PutSerialItem) stream through the gateway. None may fail.
  */
+@Tag("integration")
 class RollingRestartTest {
 
   private static final int CALLERS_PER_SERVICE = 4;

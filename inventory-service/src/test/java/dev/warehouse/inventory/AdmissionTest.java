@@ -36,6 +36,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,6 +47,7 @@ import org.junit.jupiter.api.Test;
  * comes back when its call ends, answered or cancelled. A connection's calls past its stream limit wait at
  * the client.
  */
+@Tag("integration")
 class AdmissionTest {
 
   private static InventoryFixture inventory;

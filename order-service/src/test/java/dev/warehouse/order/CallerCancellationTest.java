@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * DynamoDB request in flight and starts no other, where without the caller's end its retries would
  * go on (each attempt here times out after a quarter of 2 s).
  */
+@Tag("integration")
 class CallerCancellationTest {
 
   private static SilentEndpoint dynamo;

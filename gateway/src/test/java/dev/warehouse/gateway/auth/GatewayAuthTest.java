@@ -49,6 +49,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.Test;
  * method the caller's roles lack is PERMISSION_DENIED, and neither reaches the backend; the right role
  * goes through; health is open; reflection is the policy's; every write leaves one audit line.
  */
+@Tag("integration")
 class GatewayAuthTest {
 
   static final Path DEV_POLICY = Path.of(System.getProperty("project.root", "..")).resolve("deploy/auth/policy.dev.yaml");

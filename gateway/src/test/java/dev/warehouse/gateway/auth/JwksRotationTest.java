@@ -22,9 +22,11 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A key rotated in the gateway's JWKS file is accepted after the refresh period, and the retired one refused, without a restart. */
+@Tag("integration")
 class JwksRotationTest {
 
   private static final GetProductInventoryRequest READ = GetProductInventoryRequest.newBuilder().setProductId("P1")

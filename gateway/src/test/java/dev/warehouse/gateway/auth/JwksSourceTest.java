@@ -20,10 +20,12 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The JWKS is read at start and again every refresh period, from a file or a URL; a bad read keeps the keys held. */
+@Tag("integration")
 class JwksSourceTest {
 
   private static final Duration REFRESH = Duration.ofMillis(100);

@@ -17,6 +17,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -25,12 +26,14 @@ import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Stopping drains: health turns NOT_SERVING while calls are still served for the drain delay; then new
  * calls are refused, calls in flight finish, and the server is gone.
  */
+@Tag("integration")
 class GracefulShutdownTest {
 
   private static final Duration DRAIN = Duration.ofMillis(1500);
@@ -136,13 +139,9 @@ class GracefulShutdownTest {
     sleeper.endDrain.countDown();
 
     // Once the drain is over, the server refuses new calls (stop() refuses them right after the sleep).
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    StatusRuntimeException refused = null;
-    while (refused == null && System.nanoTime() < giveUp) {
-      refused = catchThrowableOfType(StatusRuntimeException.class,
-          () -> stub().getSerialItem(serial("SN-after-drain")));
-    }
-    assertThat(refused).as("a call after the drain is refused").isNotNull();
+    StatusRuntimeException refused = Awaitility.await("a call after the drain refused").atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(10)).until(() -> catchThrowableOfType(StatusRuntimeException.class,
+            () -> stub().getSerialItem(serial("SN-after-drain"))), Objects::nonNull);
     assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(stopping).as("stop() waits for the call in flight").isNotDone();
 

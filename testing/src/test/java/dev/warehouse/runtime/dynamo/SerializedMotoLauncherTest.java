@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -37,6 +38,7 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledExcepti
  * table here ask for consistency; the index, which cannot be read consistently, is read once the
  * writes have become visible.
  */
+@Tag("integration")
 class SerializedMotoLauncherTest {
 
   private static final String TABLE = TestServices.uniqueTableName();

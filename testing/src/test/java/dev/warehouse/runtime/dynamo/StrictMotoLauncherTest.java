@@ -25,6 +25,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -45,6 +46,7 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionInProgressExcep
  * cancelled by conflicts, and a data lock that a client slow to send its body cannot hold. Each test
  * has a table of its own, with the per-table settings it needs.
  */
+@Tag("integration")
 class StrictMotoLauncherTest {
 
   /** A lag no test outlasts: reads made right after a write are within it however slow the machine. */
