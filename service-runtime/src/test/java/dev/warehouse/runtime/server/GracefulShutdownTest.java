@@ -130,8 +130,9 @@ class GracefulShutdownTest {
 
   @Test
   void stop_afterTheDrain_refusesNewCalls_andLetsInFlightCallsFinish() throws Exception {
-    CompletableFuture<SerialItem> inFlight =
-        CompletableFuture.supplyAsync(() -> stub().getSerialItem(serial("HOLD-1")), threads);
+    // Its deadline far past the test's steps: only the release may end it, not a slow machine's 5 s.
+    CompletableFuture<SerialItem> inFlight = CompletableFuture.supplyAsync(() -> InventoryServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(60, TimeUnit.SECONDS).getSerialItem(serial("HOLD-1")), threads);
     assertThat(inventory.held.await(5, TimeUnit.SECONDS)).isTrue();
 
     CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, threads);
