@@ -344,7 +344,7 @@ class LocalStackIT {
     awaitHealth("warehouse.inventory.v1.InventoryService", ServingStatus.SERVING);
     // The inventory answers again once its circuit closes (until then the call fails: still open).
     Awaitility.await("the inventory answers again").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
-        .ignoreException(StatusRuntimeException.class).until(() -> inventoryStub().getProductInventory(read) != null);
+        .ignoreExceptionsInstanceOf(StatusRuntimeException.class).until(() -> inventoryStub().getProductInventory(read) != null);
     for (int i = 0; i < 3; i++) {
       inventoryStub().getProductInventory(read); // the half-open circuit's trial calls succeed: it closes
     }

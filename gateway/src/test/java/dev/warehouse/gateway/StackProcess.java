@@ -64,7 +64,7 @@ final class StackProcess implements AutoCloseable {
     start();
     Awaitility.await(name + " listening on " + grpcPort).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
         .failFast(name + " exited; see " + LOGS.resolve(name + ".log"), () -> !process.isAlive())
-        .ignoreException(IOException.class).until(() -> {
+        .ignoreExceptionsInstanceOf(IOException.class).until(() -> {
           try (Socket socket = new Socket()) {
             socket.connect(new InetSocketAddress("127.0.0.1", grpcPort), 200);
             return true;
