@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
@@ -21,6 +22,7 @@ import org.yaml.snakeyaml.Yaml;
  * flag dropped anywhere fails here: nothing else would notice, since the JVM starts without an archive as
  * well, only slower. {@code KubernetesManifestsTest} holds the manifests to the same flags.
  */
+@Tag("integration")
 class ClassDataArchiveTest {
 
   static final Path ROOT = Repo.ROOT;

@@ -1,6 +1,7 @@
 package dev.warehouse.gateway;
 
 import dev.warehouse.runtime.testing.CdsTrainingRuns;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
  * passes the container's probe, and its calls are authenticated, authorized and forwarded to backends that
  * are not there.
  */
+@Tag("integration")
 class CdsTrainingRunTest {
 
   @Test

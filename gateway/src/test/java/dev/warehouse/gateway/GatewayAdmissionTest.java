@@ -38,6 +38,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,6 +48,7 @@ import org.junit.jupiter.api.Test;
  * route is refused by the gateway itself, never reaching the backend; another route keeps its share;
  * health is answered; and a busy backend's refusals never open the circuit, which is for failing ones.
  */
+@Tag("integration")
 class GatewayAdmissionTest {
 
   /** An order-service whose GetOrder waits for {@link #gate}, counting what reaches it. */

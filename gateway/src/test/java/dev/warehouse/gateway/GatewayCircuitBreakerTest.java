@@ -25,16 +25,19 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * What counts against a backend's circuit breaker: only what is the backend's fault. A real gateway
  * in front of a fake order-service whose GetOrder takes as long as the test says.
  */
+@Tag("integration")
 class GatewayCircuitBreakerTest {
 
   private static final Duration DEFAULT_DEADLINE = Duration.ofMillis(300);
@@ -123,12 +126,9 @@ class GatewayCircuitBreakerTest {
     return gateway.circuitBreaker("order-service");
   }
 
-  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("waited 5 s for " + what).isLessThan(until);
-      Thread.sleep(10);
-    }
+  private static void await(BooleanSupplier condition, String what) {
+    Awaitility.await(what).atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        .until(condition::getAsBoolean);
   }
 
   /** The experiment: impatient callers must not make the gateway refuse everyone else. */

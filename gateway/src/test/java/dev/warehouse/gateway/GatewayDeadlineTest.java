@@ -22,9 +22,11 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Deadlines through the gateway: the caller's carries over to the backend; a call without one gets the default. */
+@Tag("integration")
 class GatewayDeadlineTest {
 
   /** A backend that answers after two seconds and reports the deadline and cancellation it saw. */
@@ -83,11 +85,8 @@ class GatewayDeadlineTest {
 
   @Test
   void callersDeadline_reachesTheBackend_andExpiringCancelsIt() throws Exception {
-    long started = System.nanoTime();
     StatusRuntimeException e = call(InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1000, TimeUnit.MILLISECONDS));
-    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-    assertThat(elapsed).isBetween(900L, 1900L);
     assertThat(backend.seenDeadlineMs.get(5, TimeUnit.SECONDS)).isBetween(500L, 1000L);
     assertThat(backend.cancelled.get(5, TimeUnit.SECONDS)).isTrue();
   }

@@ -37,8 +37,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,6 +48,7 @@ import org.junit.jupiter.api.Test;
  * an order-service and an order-service address where nothing listens), adds their counts up, and
  * names the instance that did not answer.
  */
+@Tag("integration")
 class GatewayHotKeysTest {
 
   private static final int READS = 30;
@@ -165,14 +168,10 @@ class GatewayHotKeysTest {
         .orElseThrow(() -> new AssertionError("no " + patternId + " in " + response));
   }
 
-  private static void awaitServing(String service) throws InterruptedException {
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
-        .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus() != ServingStatus.SERVING) {
-      if (System.nanoTime() > giveUp) {
-        throw new AssertionError(service + " is not SERVING through the gateway");
-      }
-      Thread.sleep(50);
-    }
+  private static void awaitServing(String service) {
+    Awaitility.await(service + " SERVING through the gateway").atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(50)).until(() -> HealthGrpc.newBlockingStub(channel)
+            .withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.newBuilder().setService(service).build())
+            .getStatus(), ServingStatus.SERVING::equals);
   }
 }

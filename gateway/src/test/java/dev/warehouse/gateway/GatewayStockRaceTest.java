@@ -34,6 +34,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -44,6 +45,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * again with the same request_id when an answer leaves the outcome open, as a careful client does.
  * ({@code StockRaceIT} runs the same race against the jars while it kills instances.)
  */
+@Tag("integration")
 class GatewayStockRaceTest {
 
   private static final int BUYERS = 40;
@@ -93,7 +95,7 @@ class GatewayStockRaceTest {
       } catch (StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
         if (code == Status.Code.RESOURCE_EXHAUSTED && System.nanoTime() < giveUp) {
-          Thread.sleep(Statuses.retryDelayMs(e));
+          Thread.sleep(Statuses.retryDelayMs(e)); // the back-off RetryInfo asks of a client, not a wait for the test
           continue;
         }
         boolean open = code == Status.Code.ABORTED || code == Status.Code.UNAVAILABLE

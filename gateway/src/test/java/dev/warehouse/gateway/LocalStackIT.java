@@ -59,6 +59,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -328,9 +329,8 @@ class LocalStackIT {
         }
       }
     });
-    while (ok.get() < reads / 3) {
-      Thread.sleep(5);
-    }
+    Awaitility.await("a third of the reads").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
+        .until(() -> ok.get() >= reads / 3);
     orders1.kill();
     stream.get(120, TimeUnit.SECONDS);
     assertThat(lost).as("reads lost after killing one instance").isEmpty();
@@ -358,16 +358,9 @@ class LocalStackIT {
     inventory = StackProcess.service("inventory-service-restarted", INVENTORY_JAR, inventory.grpcPort,
         inventory.metricsPort, inventoryEnv).startAndAwaitPort();
     awaitHealth("warehouse.inventory.v1.InventoryService", ServingStatus.SERVING);
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    ProductInventory answer = null;
-    while (answer == null && System.nanoTime() < giveUp) {
-      try {
-        answer = inventoryStub().getProductInventory(read);
-      } catch (StatusRuntimeException stillOpen) {
-        Thread.sleep(200);
-      }
-    }
-    assertThat(answer).as("the inventory answers again once its circuit closes").isNotNull();
+    // The inventory answers again once its circuit closes (until then the call fails: still open).
+    Awaitility.await("the inventory answers again").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+        .ignoreExceptionsInstanceOf(StatusRuntimeException.class).until(() -> inventoryStub().getProductInventory(read) != null);
     for (int i = 0; i < 3; i++) {
       inventoryStub().getProductInventory(read); // the half-open circuit's trial calls succeed: it closes
     }
@@ -445,17 +438,20 @@ class LocalStackIT {
       inventoryStub().listProductWarehouses(ListProductWarehousesRequest.newBuilder().setProductId("P100").build());
       orderStub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C4821").build());
     }
-    Thread.sleep(3_000); // two more scrapes
-    List<String> empty = new ArrayList<>();
     assertThat(Dashboard.queries()).hasSizeGreaterThanOrEqualTo(20);
-    for (String expr : Dashboard.queries()) {
-      String answer = prometheus.query(expr.replace("$__rate_interval", "1m"));
-      assertThat(answer).as(expr).contains("\"status\":\"success\"");
-      if (answer.contains("\"result\":[]")) {
-        empty.add(expr);
-      }
-    }
-    assertThat(empty).as("dashboard queries without data").isEmpty();
+    // Asked again until the scrapes after that traffic (one a second) give every query data.
+    Awaitility.await("every dashboard query has data").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofSeconds(1))
+        .untilAsserted(() -> {
+          List<String> empty = new ArrayList<>();
+          for (String expr : Dashboard.queries()) {
+            String answer = prometheus.query(expr.replace("$__rate_interval", "1m"));
+            assertThat(answer).as(expr).contains("\"status\":\"success\"");
+            if (answer.contains("\"result\":[]")) {
+              empty.add(expr);
+            }
+          }
+          assertThat(empty).as("dashboard queries without data").isEmpty();
+        });
 
     // The alert rules: all loaded and evaluating without error, and their SLO ratios computed from the
     // gateway's real series (the circuit test above made the gateway answer UNAVAILABLE).
@@ -500,13 +496,8 @@ class LocalStackIT {
         .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
   }
 
-  private static void awaitHealth(String service, ServingStatus wanted) throws InterruptedException {
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (health(service) != wanted) {
-      if (System.nanoTime() > giveUp) {
-        throw new AssertionError(service + " did not become " + wanted);
-      }
-      Thread.sleep(100);
-    }
+  private static void awaitHealth(String service, ServingStatus wanted) {
+    Awaitility.await(service + " " + wanted).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+        .until(() -> health(service), wanted::equals);
   }
 }

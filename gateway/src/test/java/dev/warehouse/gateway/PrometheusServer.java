@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 
 /**
  * A real Prometheus (Debian's package) scraping the test stack, to check that the dashboard's
@@ -54,13 +55,10 @@ final class PrometheusServer implements AutoCloseable {
       throw new IllegalStateException("Prometheus is not installed: run ./test.sh, or apt-get install prometheus", e);
     }
     PrometheusServer server = new PrometheusServer(process, port);
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!server.ready()) {
-      if (!process.isAlive() || System.nanoTime() > giveUp) {
-        throw new IllegalStateException("Prometheus did not start; see " + dir.resolve("prometheus.log"));
-      }
-      Thread.sleep(200);
-    }
+    Awaitility.await("Prometheus ready; else see " + dir.resolve("prometheus.log")).atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(200)).failFast("Prometheus exited; see " + dir.resolve("prometheus.log"),
+            () -> !process.isAlive())
+        .until(server::ready);
     return server;
   }
 

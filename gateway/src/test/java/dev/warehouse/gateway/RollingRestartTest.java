@@ -42,8 +42,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,6 +54,7 @@ import org.junit.jupiter.api.Test;
  * (the gateway's address lists are static), while writes the gateway never retries
  * (UpdateOrderStatus, PutProductInventory, PutSerialItem) stream through the gateway. None may fail.
  */
+@Tag("integration")
 class RollingRestartTest {
 
   private static final int CALLERS_PER_SERVICE = 4;
@@ -275,18 +278,7 @@ class RollingRestartTest {
   }
 
   private static void await(Supplier<Boolean> condition, String what) {
-    long giveUp = System.nanoTime() + AWAIT.toNanos();
-    while (!condition.get()) {
-      if (System.nanoTime() > giveUp) {
-        throw new AssertionError("not within " + AWAIT.toSeconds() + " s: " + what);
-      }
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    Awaitility.await(what).atMost(AWAIT).pollInterval(Duration.ofMillis(50)).until(condition::get);
   }
 
   private static int freePort() {

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 
 /** One process of the local stack, started from its runnable jar, as run.sh and compose start it. */
 final class StackProcess implements AutoCloseable {
@@ -61,19 +62,15 @@ final class StackProcess implements AutoCloseable {
   /** Starts and waits until the gRPC port accepts connections. */
   StackProcess startAndAwaitPort() throws IOException, InterruptedException {
     start();
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < giveUp) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException(name + " exited with " + process.exitValue() + "; see " + LOGS.resolve(name + ".log"));
-      }
-      try (Socket socket = new Socket()) {
-        socket.connect(new InetSocketAddress("127.0.0.1", grpcPort), 200);
-        return this;
-      } catch (IOException notYet) {
-        Thread.sleep(100);
-      }
-    }
-    throw new IllegalStateException(name + " did not listen on " + grpcPort + " within 60 s");
+    Awaitility.await(name + " listening on " + grpcPort).atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+        .failFast(name + " exited; see " + LOGS.resolve(name + ".log"), () -> !process.isAlive())
+        .ignoreExceptionsInstanceOf(IOException.class).until(() -> {
+          try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress("127.0.0.1", grpcPort), 200);
+            return true;
+          }
+        });
+    return this;
   }
 
   /** Runs a one-shot command to its end and returns its exit status and output. */

@@ -47,6 +47,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -289,13 +290,8 @@ class StockCrashIT {
    * places a new order, and that the stock adds up.
    */
   private static void assertSettles(PlaceOrderRequest request, String product, OrderStatus expected) throws Exception {
-    long giveUp = System.nanoTime() + SETTLE.toNanos();
-    String last;
-    while ((last = unsettled(request)) != null) {
-      assertThat(System.nanoTime()).as("order %s not settled after %s: %s", request.getOrderId(), SETTLE, last)
-          .isLessThan(giveUp);
-      Thread.sleep(200);
-    }
+    Awaitility.await("order " + request.getOrderId() + " settled").atMost(SETTLE).pollInterval(Duration.ofMillis(200))
+        .untilAsserted(() -> assertThat(unsettled(request)).as("what is still open").isNull());
     assertThat(status(request)).as("order %s after the recovery", request.getOrderId()).isEqualTo(expected);
 
     // A careful client asks again with the same request_id: the answer is the stored outcome.

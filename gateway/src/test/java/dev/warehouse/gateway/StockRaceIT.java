@@ -39,6 +39,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -136,6 +137,7 @@ class StockRaceIT {
         if (!open || System.nanoTime() > giveUp) {
           return e;
         }
+        // A client's back-off before it asks again (RetryInfo's delay when it names one), not a wait for the test.
         Thread.sleep(code == Status.Code.RESOURCE_EXHAUSTED ? Statuses.retryDelayMs(e) : 100);
       }
     }
@@ -177,7 +179,7 @@ class StockRaceIT {
       }
       Future<?> killer = pool.submit(() -> {
         go.await();
-        Thread.sleep(200 + random.nextInt(600));
+        Thread.sleep(200 + random.nextInt(600)); // the kills land at random moments of the race: a schedule, not a wait
         killAndRestart(orders, random.nextInt(2), ORDER_JAR, orderEnv);
         Thread.sleep(random.nextInt(300));
         killAndRestart(inventories, random.nextInt(2), INVENTORY_JAR, serviceEnv);
@@ -196,12 +198,9 @@ class StockRaceIT {
     }
 
     // The recovery finishes whatever a kill left owing a step.
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (!orderStub().listStalledOrders(ListStalledOrdersRequest.getDefaultInstance()).getOrdersList().isEmpty()
-        || requests.stream().anyMatch(r -> status(r) == OrderStatus.ORDER_STATUS_PENDING)) {
-      assertThat(System.nanoTime()).as("orders still owing a step after 60 s").isLessThan(giveUp);
-      Thread.sleep(500);
-    }
+    Awaitility.await("no order owing a step").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500))
+        .until(() -> orderStub().listStalledOrders(ListStalledOrdersRequest.getDefaultInstance()).getOrdersList().isEmpty()
+            && requests.stream().noneMatch(r -> status(r) == OrderStatus.ORDER_STATUS_PENDING));
     long placed = requests.stream().filter(r -> status(r) == OrderStatus.ORDER_STATUS_PLACED).count();
     assertThat(placed).as("orders placed for the %d units", UNITS).isEqualTo(UNITS);
     ProductInventory stock = inventoryStub().getProductInventory(GetProductInventoryRequest.newBuilder()

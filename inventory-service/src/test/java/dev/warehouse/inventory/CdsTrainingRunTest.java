@@ -1,6 +1,7 @@
 package dev.warehouse.inventory;
 
 import dev.warehouse.runtime.testing.CdsTrainingRuns;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
  * does, passes the container's probe, and its calls get past mutual TLS, authorization and validation to
  * the store, which is not there.
  */
+@Tag("integration")
 class CdsTrainingRunTest {
 
   @Test

@@ -17,6 +17,7 @@ import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Every kind of bad input is INVALID_ARGUMENT with a BadRequest naming each bad field, and reaches
  * no further than validation: not one DynamoDB request is made, so nothing can be written.
  */
+@Tag("integration")
 class InvalidInputTest {
 
   private static InventoryFixture inventory;

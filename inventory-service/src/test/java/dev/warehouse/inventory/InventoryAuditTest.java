@@ -26,6 +26,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -36,6 +37,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * one is configured (a Pushgateway that is down changes nothing). Data is written through the service's RPCs;
  * the broken pairs are planted behind its back with a plain client.
  */
+@Tag("integration")
 class InventoryAuditTest {
 
   private static final String[] ARGS = {"--segments", "3", "--pages-per-second", "500"};

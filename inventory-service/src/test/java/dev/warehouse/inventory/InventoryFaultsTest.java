@@ -26,12 +26,14 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * AdjustStock against DynamoDB's own behaviour (through the strict stand-in and the fault proxy):
  * duplicates, conflicts, throttling, late answers, the stock ceiling, and the caller's deadline.
  */
+@Tag("integration")
 class InventoryFaultsTest {
 
   private static final String TRANSACT = "TransactWriteItems";

@@ -25,9 +25,11 @@ import java.util.Base64;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A1-A4 through a real gRPC channel, against moto. */
+@Tag("integration")
 class InventoryReadsTest {
 
   private static InventoryFixture inventory;

@@ -21,9 +21,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** PutProductInventory and AdjustStock: atomic, conditional, applied once per request id. */
+@Tag("integration")
 class InventoryWritesTest {
 
   private static InventoryFixture inventory;

@@ -18,12 +18,14 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Hot keys, end to end in one service: one product takes most of A2's reads; ListHotKeys names it first
  * with its share, and so does the {@code dynamodb_hottest_partition_share} gauge.
  */
+@Tag("integration")
 class ListHotKeysTest {
 
   private static final int HOT_READS = 80;

@@ -34,6 +34,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 
@@ -42,6 +43,7 @@ import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
  * move in the same transaction as every stock change. Each test has a table of its own, so the list
  * holds only what the test wrote.
  */
+@Tag("integration")
 class LowStockTest {
 
   private InventoryFixture inventory;

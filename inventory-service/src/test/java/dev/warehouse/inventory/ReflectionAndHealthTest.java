@@ -16,9 +16,11 @@ import io.grpc.reflection.v1.ServerReflectionResponse;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** What grpcurl needs with no .proto at hand (reflection), and what balancers ask (health). */
+@Tag("integration")
 class ReflectionAndHealthTest {
 
   private static InventoryFixture inventory;

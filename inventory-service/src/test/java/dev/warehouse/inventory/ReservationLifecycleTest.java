@@ -22,6 +22,7 @@ import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -30,6 +31,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * Reservations over time, through the service's own expiry loop (a sweep every second), and on stock
  * records written before reservations existed.
  */
+@Tag("integration")
 class ReservationLifecycleTest {
 
   private static InventoryFixture inventory;

@@ -35,6 +35,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -43,6 +44,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * ReservationService against the strict moto, with 30 % of transactions cancelled by an injected
  * conflict: units are held, committed and given back exactly once, whatever races.
  */
+@Tag("integration")
 class ReservationTest {
 
   private static InventoryFixture inventory;

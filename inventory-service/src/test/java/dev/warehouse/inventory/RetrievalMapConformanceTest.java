@@ -32,6 +32,7 @@ import java.util.Set;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
@@ -43,6 +44,7 @@ import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
  * together need every grant it makes. Requests are recorded by an SDK interceptor on the service's own
  * client.
  */
+@Tag("integration")
 class RetrievalMapConformanceTest {
 
   private static InventoryFixture inventory;

@@ -17,9 +17,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntSupplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * DynamoDB request in flight and starts no other, where without the caller's end its retries would
  * go on (each attempt here times out after a quarter of 2 s).
  */
+@Tag("integration")
 class CallerCancellationTest {
 
   private static SilentEndpoint dynamo;
@@ -75,29 +77,14 @@ class CallerCancellationTest {
             ended.complete(null);
           }
         }));
-    await(dynamo::requests, 1, Duration.ofSeconds(5));
+    Awaitility.await("the call's first request").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        .until(dynamo::requests, n -> n == 1);
 
     call.cancel(null);
     assertThat(ended.join()).isNotNull();
-    // Past the time the remaining attempts would have taken (4 × 500 ms), and past the 2 s an attempt
-    // of the old code took before its retry.
-    sleep(Duration.ofMillis(2500));
-    assertThat(dynamo.requests()).as("requests made for the call").isEqualTo(1);
-  }
-
-  private static void await(IntSupplier value, int expected, Duration within) {
-    long deadline = System.nanoTime() + within.toNanos();
-    while (value.getAsInt() != expected && System.nanoTime() < deadline) {
-      sleep(Duration.ofMillis(10));
-    }
-    assertThat(value.getAsInt()).as("within " + within).isEqualTo(expected);
-  }
-
-  private static void sleep(Duration duration) {
-    try {
-      Thread.sleep(duration.toMillis());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    // Still one request throughout the time the remaining attempts would have taken (4 × 500 ms), and past
+    // the 2 s an attempt of the old code took before its retry: an absence is watched for a while, not polled for.
+    Awaitility.await("no request after the cancellation").during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(50)).until(dynamo::requests, n -> n == 1);
   }
 }

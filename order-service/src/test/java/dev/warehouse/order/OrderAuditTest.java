@@ -18,6 +18,7 @@ import java.time.LocalDate;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 
@@ -27,6 +28,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * one is configured, and a Pushgateway that is down changes nothing. It also finds orders whose
  * reservation at the inventory does not match them, and orders left owing a stock step.
  */
+@Tag("integration")
 class OrderAuditTest {
 
   private static OrderFixture orders;

@@ -26,9 +26,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Concurrent callers: one order per id, one order per request id, no lost or doubled transition. */
+@Tag("integration")
 class OrderConcurrencyTest {
 
   private static OrderFixture orders;

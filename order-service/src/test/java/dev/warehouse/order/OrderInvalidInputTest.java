@@ -16,11 +16,13 @@ import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every bad input is INVALID_ARGUMENT naming each bad field, and no DynamoDB request is made. */
+@Tag("integration")
 class OrderInvalidInputTest {
 
   private static OrderFixture orders;

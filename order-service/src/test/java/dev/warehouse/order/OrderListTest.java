@@ -12,9 +12,11 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A5: a customer's orders, newest first, by date prefix or inclusive range, paged. */
+@Tag("integration")
 class OrderListTest {
 
   private static OrderFixture orders;

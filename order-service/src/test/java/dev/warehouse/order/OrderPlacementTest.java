@@ -17,9 +17,11 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** PlaceOrder and GetOrder: two copies in one transaction, idempotent per request id. */
+@Tag("integration")
 class OrderPlacementTest {
 
   private static OrderFixture orders;

@@ -13,9 +13,11 @@ import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import io.grpc.Status;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** UpdateOrderStatus: valid transitions only, both copies at once, conditioned on the version. */
+@Tag("integration")
 class OrderStatusTest {
 
   private static OrderFixture orders;

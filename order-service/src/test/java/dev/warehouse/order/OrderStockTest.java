@@ -34,6 +34,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -44,6 +45,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * stock exactly once. On the strict launcher, with injected TransactionConflicts and eventually
  * consistent reads, and with the recovery looking every 250 ms for steps owed longer than 2 s.
  */
+@Tag("integration")
 class OrderStockTest {
 
   private static final Duration GRACE = Duration.ofSeconds(2); // longer than a cut-off call's 1.5 s deadline

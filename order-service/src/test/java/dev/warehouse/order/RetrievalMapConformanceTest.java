@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
@@ -31,6 +32,7 @@ import software.amazon.awssdk.services.dynamodb.model.ScanRequest;
  * ({@code deploy/aws/iam/order-service.json}) allows every request each call sent, and the calls together
  * need every grant it makes.
  */
+@Tag("integration")
 class RetrievalMapConformanceTest {
 
   private static OrderFixture orders;

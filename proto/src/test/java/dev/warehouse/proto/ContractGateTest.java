@@ -16,6 +16,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * (tools/buf, pinned) or {@code BUF_BIN}. The last test shows that the gate closes: a field deleted from a
  * copy of the contracts fails the same check.
  */
+@Tag("integration")
 class ContractGateTest {
 
   private static final Path MODULE = Path.of("").toAbsolutePath();

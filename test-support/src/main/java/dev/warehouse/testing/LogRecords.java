@@ -1,10 +1,12 @@
 package dev.warehouse.testing;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import org.awaitility.Awaitility;
 
 /** The records one logger publishes while this is open: what a test reads a process's log lines from. */
 public final class LogRecords implements AutoCloseable {
@@ -40,11 +42,9 @@ public final class LogRecords implements AutoCloseable {
   }
 
   /** Waits up to 5 s for {@code count} lines (a line may be written after the call that caused it ends). */
-  public List<String> await(int count) throws InterruptedException {
-    long giveUp = System.nanoTime() + 5_000_000_000L;
-    while (records.size() < count && System.nanoTime() < giveUp) {
-      Thread.sleep(10);
-    }
+  public List<String> await(int count) {
+    Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        .until(records::size, size -> size >= count);
     return lines();
   }
 

@@ -18,39 +18,46 @@ public final class ClosedLoop {
 
   public static Summary run(String name, Call call, int concurrency, Duration warmup, Duration measure)
       throws InterruptedException {
-    LatencyStats warm = new LatencyStats(name + " warm-up");
-    drive(call, concurrency, warmup, warm);
-    LatencyStats stats = new LatencyStats(name);
-    long started = System.nanoTime();
-    drive(call, concurrency, measure, stats);
-    return stats.summary((System.nanoTime() - started) / 1e9);
+    return run(Ticker.SYSTEM, name, call, concurrency, warmup, measure);
   }
 
-  private static void drive(Call call, int concurrency, Duration duration, LatencyStats stats) throws InterruptedException {
+  static Summary run(Ticker ticker, String name, Call call, int concurrency, Duration warmup, Duration measure)
+      throws InterruptedException {
+    LatencyStats warm = new LatencyStats(name + " warm-up");
+    drive(ticker, call, concurrency, warmup, warm);
+    LatencyStats stats = new LatencyStats(name);
+    long started = ticker.nanoTime();
+    drive(ticker, call, concurrency, measure, stats);
+    return stats.summary((ticker.nanoTime() - started) / 1e9);
+  }
+
+  private static void drive(Ticker ticker, Call call, int concurrency, Duration duration, LatencyStats stats)
+      throws InterruptedException {
     AtomicBoolean running = new AtomicBoolean(true);
     AtomicLong sequence = new AtomicLong();
     CountDownLatch done = new CountDownLatch(concurrency);
     for (int c = 0; c < concurrency; c++) {
-      next(call, running, sequence, stats, done);
+      next(ticker, call, running, sequence, stats, done);
     }
-    Thread.sleep(duration.toMillis());
+    ticker.waitUntil(ticker.nanoTime() + duration.toNanos());
     running.set(false);
-    done.await();
+    ticker.await(done, Long.MAX_VALUE);
   }
 
-  private static void next(Call call, AtomicBoolean running, AtomicLong sequence, LatencyStats stats, CountDownLatch done) {
+  private static void next(Ticker ticker, Call call, AtomicBoolean running, AtomicLong sequence, LatencyStats stats,
+      CountDownLatch done) {
     if (!running.get()) {
       done.countDown();
       return;
     }
-    long start = System.nanoTime();
+    long start = ticker.nanoTime();
     call.start(sequence.getAndIncrement()).whenComplete((ok, failure) -> {
       if (failure == null) {
-        stats.success(System.nanoTime() - start);
+        stats.success(ticker.nanoTime() - start);
       } else {
         stats.error(Outcome.of(failure));
       }
-      next(call, running, sequence, stats, done);
+      next(ticker, call, running, sequence, stats, done);
     });
   }
 }

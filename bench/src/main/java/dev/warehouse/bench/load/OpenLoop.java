@@ -9,7 +9,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 import java.util.function.LongFunction;
 import org.HdrHistogram.Histogram;
@@ -25,9 +24,6 @@ public final class OpenLoop {
   /** How long to wait for the last answers after the schedule ends. */
   private static final Duration DRAIN = Duration.ofSeconds(30);
 
-  /** The last part of a wait before a request, spun instead of parked: parking wakes late. */
-  private static final long SPIN_NANOS = 100_000;
-
   private OpenLoop() {}
 
   /**
@@ -36,12 +32,18 @@ public final class OpenLoop {
    */
   public static Summary run(String name, Call call, double ratePerSecond, Duration warmup, Duration measure,
       java.util.function.Consumer<Histogram> onInterval) throws InterruptedException {
+    return run(Ticker.SYSTEM, name, call, ratePerSecond, warmup, measure, onInterval);
+  }
+
+  static Summary run(Ticker ticker, String name, Call call, double ratePerSecond, Duration warmup, Duration measure,
+      java.util.function.Consumer<Histogram> onInterval) throws InterruptedException {
     LatencyStats warm = new LatencyStats(name + " warm-up");
-    drive(call, ratePerSecond, warmup, warm, null);
+    drive(ticker, call, ratePerSecond, warmup, i -> warm, 1, null);
     LatencyStats stats = new LatencyStats(name);
-    long started = System.nanoTime();
-    drive(call, ratePerSecond, measure, stats, onInterval == null ? null : s -> onInterval.accept(stats.interval()));
-    return stats.summary((System.nanoTime() - started) / 1e9);
+    long started = ticker.nanoTime();
+    drive(ticker, call, ratePerSecond, measure, i -> stats, 1,
+        onInterval == null ? null : s -> onInterval.accept(stats.interval()));
+    return stats.summary((ticker.nanoTime() - started) / 1e9);
   }
 
   /**
@@ -62,33 +64,33 @@ public final class OpenLoop {
    */
   public static List<Summary> interleaved(List<String> names, List<Call> calls, double ratePerSecond, Duration warmup,
       Duration measure, List<Histogram> pools) throws InterruptedException {
+    return interleaved(Ticker.SYSTEM, names, calls, ratePerSecond, warmup, measure, pools);
+  }
+
+  static List<Summary> interleaved(Ticker ticker, List<String> names, List<Call> calls, double ratePerSecond,
+      Duration warmup, Duration measure, List<Histogram> pools) throws InterruptedException {
     int n = calls.size();
     Call turns = i -> calls.get(turn(i, n)).start(i / n);
     LatencyStats warm = new LatencyStats("warm-up");
-    drive(turns, ratePerSecond, warmup, i -> warm, n, null);
+    drive(ticker, turns, ratePerSecond, warmup, i -> warm, n, null);
     List<LatencyStats> stats = new ArrayList<>();
     names.forEach(name -> stats.add(new LatencyStats(name)));
-    long started = System.nanoTime();
-    drive(turns, ratePerSecond, measure, i -> stats.get(turn(i, n)), n, null);
-    double seconds = (System.nanoTime() - started) / 1e9;
+    long started = ticker.nanoTime();
+    drive(ticker, turns, ratePerSecond, measure, i -> stats.get(turn(i, n)), n, null);
+    double seconds = (ticker.nanoTime() - started) / 1e9;
     for (int k = 0; k < n; k++) {
       stats.get(k).addTo(pools.get(k));
     }
     return stats.stream().map(s -> s.summary(seconds)).toList();
   }
 
-  static void drive(Call call, double ratePerSecond, Duration duration, LatencyStats stats, LongConsumer everySecond)
-      throws InterruptedException {
-    drive(call, ratePerSecond, duration, i -> stats, 1, everySecond);
-  }
-
-  private static void drive(Call call, double ratePerSecond, Duration duration,
+  private static void drive(Ticker ticker, Call call, double ratePerSecond, Duration duration,
       LongFunction<LatencyStats> statsOf, int turns, LongConsumer everySecond)
       throws InterruptedException {
     long intervalNanos = (long) (1e9 / ratePerSecond);
     // Whole turns only, so that every call gets the same number of requests.
     long total = (long) (duration.toNanos() / (double) intervalNanos) / turns * turns;
-    long t0 = System.nanoTime();
+    long t0 = ticker.nanoTime();
     // Counts answers still to come of all the requests, not of those sent so far: counted that way it
     // fell to zero whenever the calls caught up between two requests, the drain below ended at once, and
     // the last answers of the run went unrecorded.
@@ -97,7 +99,7 @@ public final class OpenLoop {
     long nextSecond = t0 + TimeUnit.SECONDS.toNanos(1);
     for (long i = 0; i < total; i++) {
       long intended = t0 + i * intervalNanos;
-      long now = waitUntil(intended);
+      long now = ticker.waitUntil(intended);
       if (everySecond != null && now >= nextSecond) {
         everySecond.accept(now);
         nextSecond += TimeUnit.SECONDS.toNanos(1);
@@ -105,7 +107,7 @@ public final class OpenLoop {
       LatencyStats stats = statsOf.apply(i);
       call.start(i).whenComplete((ok, failure) -> {
         if (failure == null) {
-          stats.success(System.nanoTime() - intended);
+          stats.success(ticker.nanoTime() - intended);
         } else {
           stats.error(Outcome.of(failure));
         }
@@ -114,32 +116,10 @@ public final class OpenLoop {
         }
       });
     }
-    allAnswered.await(DRAIN.toMillis(), TimeUnit.MILLISECONDS);
+    ticker.await(allAnswered, DRAIN.toNanos());
     if (everySecond != null) {
-      everySecond.accept(System.nanoTime());
+      everySecond.accept(ticker.nanoTime());
     }
-  }
-
-  /**
-   * Waits until {@code deadline} ({@link System#nanoTime}) and returns the time then. Parks, then spins
-   * the last {@link #SPIN_NANOS}. Not {@code TimeUnit.sleep}: on Java 17 it rounds up to whole
-   * milliseconds, so a 1.1 ms wait slept 2.4 ms, and at 800 requests/s the requests went out a median
-   * 0.55 ms late ({@code OpenLoopPacingTest}), a lateness their latency then counted.
-   */
-  private static long waitUntil(long deadline) throws InterruptedException {
-    long now;
-    while ((now = System.nanoTime()) < deadline) {
-      long wait = deadline - now;
-      if (wait > SPIN_NANOS) {
-        LockSupport.parkNanos(wait - SPIN_NANOS);
-        if (Thread.interrupted()) {
-          throw new InterruptedException();
-        }
-      } else {
-        Thread.onSpinWait();
-      }
-    }
-    return now;
   }
 
   /**

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.grpc.Status;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("integration")
 class FloodTest {
 
   @Test

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * (coordinated-omission correction), so a request the generator sends late carries its lateness
  * into the system's latency.
  */
+@Tag("integration")
 class OpenLoopPacingTest {
 
   @Test

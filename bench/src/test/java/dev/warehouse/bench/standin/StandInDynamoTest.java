@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -23,6 +24,7 @@ import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
 
 /** The stand-in's canned answers must read, through the real AWS SDK, as DynamoDB's would. */
+@Tag("integration")
 class StandInDynamoTest {
 
   private static final String TABLE = "standin-test";

@@ -10,12 +10,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The DynamoDB client's timer: every call schedules two timeouts and cancels them when it ends, and
  * with one call at a time that used to wake the timer thread once per call, on the call's path.
  */
+@Tag("integration")
 class DynamoClientsTimerTest {
 
   @Test
@@ -28,7 +30,7 @@ class DynamoClientsTimerTest {
         // a call's attempt and call timeouts, as the SDK schedules them, cancelled as the call ends
         ScheduledFuture<?> attempt = timer.schedule(() -> { }, 1, TimeUnit.SECONDS);
         ScheduledFuture<?> whole = timer.schedule(() -> { }, 3, TimeUnit.SECONDS);
-        Thread.sleep(1);
+        Thread.sleep(1); // the call's own time: the timer thread, real, must stay asleep through it
         attempt.cancel(false);
         whole.cancel(false);
       }

@@ -110,8 +110,11 @@ public final class JwksSource implements JWKSource<SecurityContext>, AutoCloseab
     }
   }
 
-  /** Reads the set once; returns what went wrong, or null. Never throws: a throwing periodic task is never run again. */
-  private String refresh() {
+  /**
+   * Reads the set once; returns what went wrong, or null. Never throws: a throwing periodic task is never run again.
+   * Package-private so that a unit test can read it again without waiting for the timer.
+   */
+  String refresh() {
     JWKSet read;
     try {
       read = origin.read().toPublicJWKSet();

@@ -33,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,6 +42,7 @@ import org.junit.jupiter.api.Test;
  * certificate, as the gateway will serve once TLS is on. The certificate's one SPIFFE URI SAN is the
  * identity, and the policy's {@code identities} give it its roles.
  */
+@Tag("integration")
 class ClientCertificateAuthTest {
 
   private static final String CLIENT = "spiffe://warehouse.local/client"; // admin in the development policy

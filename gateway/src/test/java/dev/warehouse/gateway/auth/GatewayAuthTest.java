@@ -45,9 +45,11 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -56,6 +58,7 @@ import org.junit.jupiter.api.Test;
  * method the caller's roles lack is PERMISSION_DENIED, and neither reaches the backend; the right role
  * goes through; health is open; reflection is the policy's; every write leaves one audit line.
  */
+@Tag("integration")
 class GatewayAuthTest {
 
   static final Path DEV_POLICY = Path.of(System.getProperty("project.root", "..")).resolve("deploy/auth/policy.dev.yaml");
@@ -86,12 +89,10 @@ class GatewayAuthTest {
         Duration.ofSeconds(1)).withAuth(auth));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
     audit = new LogRecords(AuditTrail.class);
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     // Both backends' channels, and so the whole gateway, serve once the health monitor has seen them.
     for (String service : List.of("warehouse.inventory.v1.InventoryService", "warehouse.order.v1.OrderService", "")) {
-      while (health(service) != ServingStatus.SERVING && System.nanoTime() < giveUp) {
-        Thread.sleep(50);
-      }
+      Awaitility.await(service + " SERVING").atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+          .until(() -> health(service), ServingStatus.SERVING::equals);
     }
   }
 

@@ -21,9 +21,12 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A key rotated in the gateway's JWKS file is accepted after the refresh period, and the retired one refused, without a restart. */
+@Tag("integration")
 class JwksRotationTest {
 
   private static final GetProductInventoryRequest READ = GetProductInventoryRequest.newBuilder().setProductId("P1")
@@ -39,12 +42,9 @@ class JwksRotationTest {
     }
   }
 
-  private static void await(ManagedChannel channel, String token, Status.Code expected) throws InterruptedException {
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (call(channel, token) != expected && System.nanoTime() < giveUp) {
-      Thread.sleep(50);
-    }
-    assertThat(call(channel, token)).isEqualTo(expected);
+  private static void await(ManagedChannel channel, String token, Status.Code expected) {
+    Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+        .untilAsserted(() -> assertThat(call(channel, token)).isEqualTo(expected));
   }
 
   @Test

@@ -56,6 +56,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -65,6 +66,7 @@ import org.junit.jupiter.api.io.TempDir;
  * serving its own clients over mTLS. Calls, health, the hot keys (channels of their own) and the demo
  * loader all work through the gateway; nothing goes around it.
  */
+@Tag("integration")
 class GatewayMutualTlsTest {
 
   private static final String GATEWAY = LocalCa.spiffeId("gateway");

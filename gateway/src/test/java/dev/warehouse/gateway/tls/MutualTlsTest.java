@@ -47,6 +47,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.io.TempDir;
  * disk to new connections without a restart; a client channel accepts only the server identities it
  * trusts.
  */
+@Tag("integration")
 class MutualTlsTest {
 
   private static final String GATEWAY = LocalCa.spiffeId("gateway");

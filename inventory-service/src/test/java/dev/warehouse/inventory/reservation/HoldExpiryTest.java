@@ -25,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
@@ -33,6 +34,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
  * and stale index reads: it releases the holds past their expiry, never a confirmed one, and racing a
  * caller's release it gives the units back once.
  */
+@Tag("integration")
 class HoldExpiryTest {
 
   private static final String TABLE = TestServices.uniqueTableName();

@@ -32,6 +32,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * order-service (RESERVATION_TRUSTED_PEERS, by default) may call ReservationService and not
  * InventoryService; health stays open to both.
  */
+@Tag("integration")
 class ReservationPeerAuthorizationTest {
 
   @TempDir

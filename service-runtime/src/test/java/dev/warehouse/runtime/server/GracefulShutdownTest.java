@@ -17,19 +17,23 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Stopping drains: health turns NOT_SERVING while calls are still served for the drain delay; then new
  * calls are refused, calls in flight finish, and the server is gone.
  */
+@Tag("integration")
 class GracefulShutdownTest {
 
   private static final Duration DRAIN = Duration.ofMillis(1500);
@@ -110,10 +114,8 @@ class GracefulShutdownTest {
     assertThat(health(SERVICE)).isEqualTo(ServingStatus.SERVING);
 
     CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, threads);
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (health(SERVICE) != ServingStatus.NOT_SERVING && System.nanoTime() < giveUp) {
-      Thread.sleep(10);
-    }
+    Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+        .until(() -> health(SERVICE), ServingStatus.NOT_SERVING::equals);
 
     // NOT_SERVING, and yet a new call is answered: balancers that have not heard yet lose nothing.
     assertThat(health(SERVICE)).isEqualTo(ServingStatus.NOT_SERVING);
@@ -128,8 +130,9 @@ class GracefulShutdownTest {
 
   @Test
   void stop_afterTheDrain_refusesNewCalls_andLetsInFlightCallsFinish() throws Exception {
-    CompletableFuture<SerialItem> inFlight =
-        CompletableFuture.supplyAsync(() -> stub().getSerialItem(serial("HOLD-1")), threads);
+    // Its deadline far past the test's steps: only the release may end it, not a slow machine's 5 s.
+    CompletableFuture<SerialItem> inFlight = CompletableFuture.supplyAsync(() -> InventoryServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(60, TimeUnit.SECONDS).getSerialItem(serial("HOLD-1")), threads);
     assertThat(inventory.held.await(5, TimeUnit.SECONDS)).isTrue();
 
     CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, threads);
@@ -137,13 +140,9 @@ class GracefulShutdownTest {
     sleeper.endDrain.countDown();
 
     // Once the drain is over, the server refuses new calls (stop() refuses them right after the sleep).
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    StatusRuntimeException refused = null;
-    while (refused == null && System.nanoTime() < giveUp) {
-      refused = catchThrowableOfType(StatusRuntimeException.class,
-          () -> stub().getSerialItem(serial("SN-after-drain")));
-    }
-    assertThat(refused).as("a call after the drain is refused").isNotNull();
+    StatusRuntimeException refused = Awaitility.await("a call after the drain refused").atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(10)).until(() -> catchThrowableOfType(StatusRuntimeException.class,
+            () -> stub().getSerialItem(serial("SN-after-drain"))), Objects::nonNull);
     assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(stopping).as("stop() waits for the call in flight").isNotDone();
 

@@ -314,6 +314,7 @@ public final class DynamoFaultProxy implements AutoCloseable {
     }
   }
 
+  /** The injected delay itself: a slow database, modelled. */
   private static void sleep(Duration delay) {
     try {
       Thread.sleep(delay.toMillis());

@@ -10,6 +10,7 @@ import dev.warehouse.runtime.testing.TestServices;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
@@ -20,6 +21,7 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * ({@code deploy/aws/iam/audit.json}) allows, and all of it; the services' policies allow none of
  * its Scans and batch reads.
  */
+@Tag("integration")
 class AuditIamPolicyTest {
 
   @Test

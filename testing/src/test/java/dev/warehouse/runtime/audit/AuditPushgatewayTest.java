@@ -17,6 +17,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * given; a push that fails is logged and leaves the exit status alone. (The services' audit tests push
  * from real audits over moto.)
  */
+@Tag("integration")
 class AuditPushgatewayTest {
 
   private static final Instant START = Instant.parse("2026-12-03T02:00:00Z");

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
@@ -28,6 +29,7 @@ import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
  * UpdateItem unasked and nothing for a transaction. The strict launcher runs without stale reads here: a read right after its
  * write must see the item whose size the test knows.
  */
+@Tag("integration")
 class LauncherConsumedCapacityTest {
 
   /**

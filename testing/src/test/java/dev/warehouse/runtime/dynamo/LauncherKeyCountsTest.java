@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -20,6 +21,7 @@ import software.amazon.awssdk.services.dynamodb.model.WriteRequest;
  * The launcher's {@code --count-keys}: each request's partition keys, per table, read and reset over
  * HTTP, as the benchmark reads which shards its writes went to.
  */
+@Tag("integration")
 class LauncherKeyCountsTest {
 
   private static MotoProcess moto;

@@ -3,6 +3,7 @@ package dev.warehouse.runtime.dynamo;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.testing.TestServices;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -14,8 +15,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -35,6 +38,7 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledExcepti
  * table here ask for consistency; the index, which cannot be read consistently, is read once the
  * writes have become visible.
  */
+@Tag("integration")
 class SerializedMotoLauncherTest {
 
   private static final String TABLE = TestServices.uniqueTableName();
@@ -187,16 +191,8 @@ class SerializedMotoLauncherTest {
 
   /** Waits until eventually consistent reads see the item under {@code key}. */
   private static void awaitVisible(Map<String, AttributeValue> key) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (dynamo.getItem(b -> b.tableName(TABLE).key(key)).join().item().isEmpty()) {
-      assertThat(System.nanoTime() - deadline).as("eventually consistent reads still miss " + key).isNegative();
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
+    Awaitility.await("eventually consistent reads see " + key).atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(20)).until(() -> !dynamo.getItem(b -> b.tableName(TABLE).key(key)).join().item().isEmpty());
   }
 
   private static CompletionException catchCompletion(CompletableFuture<?> call) {
