@@ -23,6 +23,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
@@ -35,6 +36,7 @@ import org.yaml.snakeyaml.Yaml;
  * (LocalStackIT evaluates the rules on a real Prometheus scraping the real processes.) promtool comes
  * with Debian's prometheus package, which ./test.sh installs.
  */
+@Tag("deployment")
 class AlertRulesTest {
 
   private static final Path DIR = Repo.ROOT.resolve("deploy/prometheus");

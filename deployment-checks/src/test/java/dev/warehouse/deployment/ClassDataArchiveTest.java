@@ -23,6 +23,7 @@ import org.yaml.snakeyaml.Yaml;
  * well, only slower. {@code KubernetesManifestsTest} holds the manifests to the same flags.
  */
 @Tag("integration")
+@Tag("deployment")
 class ClassDataArchiveTest {
 
   static final Path ROOT = Repo.ROOT;

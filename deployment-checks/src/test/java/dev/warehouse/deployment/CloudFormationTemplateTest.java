@@ -48,6 +48,7 @@ import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
  * verbatim. Run with {@code -Dcfn.regenerate=true}, it rewrites the template's policy blocks from
  * those files.
  */
+@org.junit.jupiter.api.Tag("deployment")
 class CloudFormationTemplateTest {
 
   static final Path ROOT = Repo.ROOT;

@@ -32,6 +32,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.Yaml;
@@ -43,6 +44,7 @@ import org.yaml.snakeyaml.Yaml;
  * TLS settings name the files and identities the {@code certs} service makes and hold together, each
  * container sees only its own key, and nothing but the gateway could be published beyond loopback.
  */
+@Tag("deployment")
 class ComposeFileTest {
 
   private static final Path ROOT = Repo.ROOT;

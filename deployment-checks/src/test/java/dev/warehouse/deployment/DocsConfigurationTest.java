@@ -16,6 +16,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * them ({@code variables()}, the list compose and Kubernetes are checked against too): a setting added
  * in code without a line in the table, or a line left behind after one is removed, fails here.
  */
+@Tag("deployment")
 class DocsConfigurationTest {
 
   private static final Path FILE = Repo.ROOT.resolve("docs/configuration.md");

@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * page, and no relative link in either leads to a missing file or heading. GitHub renders a broken link
  * without complaint, so only a test notices one.
  */
+@Tag("deployment")
 class DocsLinksTest {
 
   /** Bytes, as {@code wc -c} counts them: the measure. */

@@ -64,6 +64,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -90,6 +91,7 @@ import tools.jackson.databind.json.JsonMapper;
  * a copy of deploy/ with credentials made by the same commands as make-secrets.sh, so it needs no setup
  * and writes nothing into the work tree.
  */
+@Tag("deployment")
 class KubernetesManifestsTest {
 
   /** The plaintext, health-only port every process serves for kubelet's gRPC probe (HEALTH_PORT). */

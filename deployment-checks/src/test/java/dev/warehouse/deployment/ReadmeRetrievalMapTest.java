@@ -9,12 +9,14 @@ import dev.warehouse.runtime.routing.RouteTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The README's retrieval map is the one declared on the RPCs. When a route changes, this test fails
  * and prints the table to paste between the markers.
  */
+@Tag("deployment")
 class ReadmeRetrievalMapTest {
 
   private static final String BEGIN = "<!-- retrieval-map:begin (generated from the route options; see ReadmeRetrievalMapTest) -->\n";

@@ -21,6 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * writes them out (the gateway's stop calls it once its calls have ended; AuditShutdownIT shows it under SIGTERM).
  * Here the log's handler holds the writer, so the lines stay queued until the test lets it go.
  */
+@Tag("integration")
 class AuditDrainTest {
 
   @Test

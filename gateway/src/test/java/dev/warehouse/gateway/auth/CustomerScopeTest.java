@@ -40,6 +40,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,6 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
  * routes keyed by order id (GetOrder, UpdateOrderStatus) the order-service compares the stored order's. Every
  * refusal is PERMISSION_DENIED, {@code OUT_OF_SCOPE}, whether the order exists or not.
  */
+@Tag("integration")
 class CustomerScopeTest {
 
   private static final ECKey KEY = TestTokens.ecKey("ec-1");
