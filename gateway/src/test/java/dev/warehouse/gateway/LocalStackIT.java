@@ -496,6 +496,57 @@ class LocalStackIT {
         .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
   }
 
+  /**
+   * Last, since it stops the gateway: writes stream through it while it is stopped with SIGTERM, and once it has
+   * exited its log holds an audit line for every write its callers saw answered OK, the last ones included (the
+   * stop writes out the lines still queued).
+   */
+  @Test
+  @org.junit.jupiter.api.Order(11)
+  void sigtermMidWrites_leavesAnAuditLineForEveryAnsweredWrite() throws Exception {
+    java.util.Set<String> answered = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    java.util.concurrent.CountDownLatch enough = new java.util.concurrent.CountDownLatch(100);
+    java.util.concurrent.ExecutorService writers = java.util.concurrent.Executors.newFixedThreadPool(8);
+    try {
+      for (int w = 0; w < 8; w++) {
+        int writer = w;
+        writers.submit(() -> {
+          // Until the gateway is gone: a few failures in a row once it has stopped listening.
+          for (int n = 0, failures = 0; failures < 3; n++) {
+            String product = "AUD-" + writer + "-" + n;
+            try {
+              inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(
+                  ProductInventory.newBuilder().setProductId(product).setWarehouseId("W1").setQuantity(1)).build());
+              answered.add(product);
+              enough.countDown();
+              failures = 0;
+            } catch (io.grpc.StatusRuntimeException e) {
+              failures++;
+            }
+          }
+          return null;
+        });
+      }
+      assertThat(enough.await(120, TimeUnit.SECONDS)).as("writes answered before the stop").isTrue();
+      gateway.stop(); // SIGTERM, and waits for the process to exit
+      writers.shutdown();
+      assertThat(writers.awaitTermination(60, TimeUnit.SECONDS)).as("the writers saw the gateway go").isTrue();
+    } finally {
+      writers.shutdownNow();
+    }
+    String log = java.nio.file.Files.readString(StackProcess.ROOT.resolve("gateway/target/e2e-logs/gateway.log"));
+    log = log.substring(log.lastIndexOf("event=starting service=gateway")); // this run's
+    assertThat(log).as("the gateway stopped as SIGTERM stops it").contains("event=stopped service=gateway");
+    java.util.Set<String> audited = new java.util.HashSet<>();
+    java.util.regex.Matcher line = java.util.regex.Pattern.compile("event=audit .*method=warehouse\\.inventory\\.v1\\."
+        + "InventoryService/PutProductInventory .*product_id=(AUD-\\d+-\\d+) .*status=OK").matcher(log);
+    while (line.find()) {
+      audited.add(line.group(1));
+    }
+    assertThat(answered).hasSizeGreaterThanOrEqualTo(100);
+    assertThat(audited).as("an audit line for every write answered OK").containsAll(answered);
+  }
+
   private static void awaitHealth(String service, ServingStatus wanted) {
     Awaitility.await(service + " " + wanted).atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
         .until(() -> health(service), wanted::equals);

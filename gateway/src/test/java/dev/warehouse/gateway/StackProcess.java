@@ -17,7 +17,7 @@ import org.awaitility.Awaitility;
 final class StackProcess implements AutoCloseable {
 
   static final Path ROOT = Path.of(System.getProperty("project.root", "..")).toAbsolutePath().normalize();
-  static final Path LOGS = ROOT.resolve("gateway/target/e2e-logs");
+  private static final Path LOGS = ROOT.resolve("gateway/target/e2e-logs");
 
   final String name;
   final int grpcPort;

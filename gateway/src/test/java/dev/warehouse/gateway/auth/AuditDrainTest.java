@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The audit lines are written off the call's thread, so at a stop some may still be queued: {@link AuditTrail#drain}
- * writes them out (the gateway's stop calls it once its calls have ended; AuditShutdownIT shows it under SIGTERM).
+ * writes them out (the gateway's stop calls it once its calls have ended; LocalStackIT shows it under SIGTERM).
  * Here the log's handler holds the writer, so the lines stay queued until the test lets it go.
  */
 @Tag("integration")
