@@ -77,10 +77,12 @@ class AdmissionTest {
   /** Two reads of one route, each holding a slot while its GetItem waits at the proxy. */
   private static List<CompletableFuture<ProductInventory>> fill(String product, CountDownLatch[] gate) {
     gate[0] = inventory.proxy.hold("GetItem", 2);
+    // Counted before the reads start: counted after, a read already at the proxy would be missed, and the wait
+    // below would last until a held read gave up (its attempt timed out and its retry, not held, answered).
+    long before = inventory.proxy.calls("GetItem");
     List<CompletableFuture<ProductInventory>> held = IntStream.range(0, 2)
         .mapToObj(i -> CompletableFuture.supplyAsync(() -> inventory.stub().getProductInventory(read(product))))
         .toList();
-    long before = inventory.proxy.calls("GetItem");
     while (inventory.proxy.calls("GetItem") < before + 2 && held.stream().noneMatch(CompletableFuture::isDone)) {
       Thread.onSpinWait(); // both reads have reached the store (the proxy), so both hold their slots
     }
