@@ -80,11 +80,11 @@ public record GatewayConfig(
     return backendTls.getOrDefault(backend, ChannelTlsConfig.PLAINTEXT);
   }
 
-  /** The same TLS settings for every backend's channel: what tests of one backend's TLS mean. */
-  public static Map<String, ChannelTlsConfig> everyBackend(ChannelTlsConfig channel) {
-    Map<String, ChannelTlsConfig> all = new java.util.HashMap<>();
-    BACKEND_PREFIXES.keySet().forEach(backend -> all.put(backend, channel));
-    return all;
+  /** Each backend channel's mode and trusted peers, for the start-up lines: {@code inventory_tls_mode=... order_...}. */
+  public String describeBackendTls() {
+    return new java.util.TreeMap<>(BACKEND_PREFIXES).entrySet().stream()
+        .map(e -> backendTls(e.getKey()).describe(e.getValue().toLowerCase(java.util.Locale.ROOT)))
+        .collect(java.util.stream.Collectors.joining(" "));
   }
 
   /** A plaintext gateway on every interface, calling plaintext backends, without authentication: what tests that build the record mean. */
@@ -196,9 +196,7 @@ public record GatewayConfig(
         + " grpc_bind_address=" + grpcBindAddress
         + " metrics_bind_address=" + metricsBindAddress
         + " " + tls.describe()
-        + new java.util.TreeMap<>(backendTls).entrySet().stream()
-            .map(e -> " " + e.getValue().describe(BACKEND_PREFIXES.get(e.getKey()).toLowerCase(java.util.Locale.ROOT)))
-            .collect(java.util.stream.Collectors.joining())
+        + " " + describeBackendTls()
         + " " + auth.describe()
         + " " + admission.describe();
   }

@@ -209,9 +209,7 @@ public final class GatewayProcess implements AutoCloseable {
     aside.submit(() -> MetricsRegistries.bindJvmMetrics(registry));
     Listening.log("gateway", config.grpcBindAddress(), server.port(), transport,
         config.metricsBindAddress() + ":" + metrics.port(),
-        FORWARDED.stream().map(route -> config.backendTls(route.backend())
-            .describe(GatewayConfig.BACKEND_PREFIXES.get(route.backend()).toLowerCase(java.util.Locale.ROOT)))
-            .collect(java.util.stream.Collectors.joining(" ")));
+        config.describeBackendTls());
     log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
         + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
     return new GatewayProcess(server, metrics, List.copyOf(backends), List.copyOf(instances), resolver, monitor, admin, eventLoops, transport, access);

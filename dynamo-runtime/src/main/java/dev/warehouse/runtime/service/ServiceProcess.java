@@ -1,9 +1,5 @@
 package dev.warehouse.runtime.service;
 
-import java.util.Optional;
-import dev.warehouse.runtime.routing.RouteTable;
-import dev.warehouse.runtime.routing.Route;
-import dev.warehouse.runtime.scope.CallerScopeCheck;
 import dev.warehouse.runtime.admin.AdminGrpcEndpoint;
 import dev.warehouse.runtime.admission.Admission;
 import dev.warehouse.runtime.admission.RouteLimiter;
@@ -18,6 +14,8 @@ import dev.warehouse.runtime.hotkeys.HotKeys;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.paging.PageTokenCodec;
+import dev.warehouse.runtime.routing.RouteTable;
+import dev.warehouse.runtime.scope.CallerScopeCheck;
 import dev.warehouse.runtime.server.DaemonThreads;
 import dev.warehouse.runtime.server.Listening;
 import dev.warehouse.runtime.server.ServiceServer;
@@ -32,6 +30,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -117,12 +116,14 @@ public final class ServiceProcess implements AutoCloseable {
       ServiceContext context = new ServiceContext(config, dynamo, store, registry, pageTokens, clock, scheduler,
           transport, resources);
       List<BindableService> served = new ArrayList<>(services.apply(context));
+      List<io.grpc.ServiceDescriptor> descriptors = served.stream()
+          .map(service -> service.bindService().getServiceDescriptor()).toList();
       // Each of the service's own methods has its concurrency limit, a slot taken at a call's first store call.
-      List<String> methods = served.stream().flatMap(service -> service.bindService().getMethods().stream())
-          .map(method -> method.getMethodDescriptor().getFullMethodName()).toList();
+      List<String> methods = descriptors.stream().flatMap(service -> service.getMethods().stream())
+          .map(io.grpc.MethodDescriptor::getFullMethodName).toList();
       RouteLimiter limiter = new RouteLimiter(config.serviceName(),
           methods.stream().map(io.grpc.MethodDescriptor::extractBareMethodName).toList(), config.admission(), registry);
-      CallerScopeCheck scopes = new CallerScopeCheck(routesOf(served),
+      CallerScopeCheck scopes = new CallerScopeCheck(RouteTable.declared(descriptors),
           config.tls().serverMode() == TlsMode.MTLS ? Optional.of(config.tls().trustedPeers()) : Optional.empty());
       served.add(new AdminGrpcEndpoint(config.serviceName(), hotKeys));
 
@@ -230,21 +231,5 @@ public final class ServiceProcess implements AutoCloseable {
     transport.close();
     dynamo.close();
     log.info("event=stopped");
-  }
-
-  /** The declared routes of {@code services}' methods: a service without route options has none. */
-  private static List<Route> routesOf(List<BindableService> services) {
-    List<Route> routes = new ArrayList<>();
-    for (BindableService service : services) {
-      if (service.bindService().getServiceDescriptor().getSchemaDescriptor()
-          instanceof io.grpc.protobuf.ProtoServiceDescriptorSupplier schema) {
-        try {
-          routes.addAll(RouteTable.of(schema.getServiceDescriptor()).routes());
-        } catch (IllegalStateException noRoutes) {
-          // not one of the table's services: none of its methods accepts a caller scope
-        }
-      }
-    }
-    return routes;
   }
 }

@@ -58,21 +58,15 @@ public final class GatewayAccess implements AutoCloseable {
         ? JwksSource.ofFile(config.jwksFile().get(), config.jwksRefresh())
         : JwksSource.ofUrl(config.jwksUrl().orElseThrow(), config.jwksRefresh());
     interceptors.add(CallerAuthentication.of(JwtVerifier.of(config, jwks, clock), policy));
-    Map<String, Route> routes = new HashMap<>();
-    Map<String, Descriptor> inputTypes = new HashMap<>();
     // The routes and requests of every served contract (the forwarded ones declare routes; health, reflection and the
     // admin service do not, so a scope on them is refused).
+    Map<String, Route> routes = new HashMap<>();
+    RouteTable.declared(servedServices).forEach(route -> routes.put(route.fullMethodName(), route));
+    Map<String, Descriptor> inputTypes = new HashMap<>();
     for (ServiceDescriptor served : servedServices) {
-      if (!(served.getSchemaDescriptor() instanceof io.grpc.protobuf.ProtoServiceDescriptorSupplier schema)) {
-        continue;
-      }
-      Descriptors.ServiceDescriptor service = schema.getServiceDescriptor();
-      service.getMethods().forEach(method -> inputTypes.put(service.getFullName() + "/" + method.getName(),
-          method.getInputType()));
-      try {
-        RouteTable.of(service).routes().forEach(route -> routes.put(route.fullMethodName(), route));
-      } catch (IllegalStateException noRoutes) {
-        // not one of the table's services
+      if (served.getSchemaDescriptor() instanceof io.grpc.protobuf.ProtoServiceDescriptorSupplier schema) {
+        schema.getServiceDescriptor().getMethods().forEach(method ->
+            inputTypes.put(served.getName() + "/" + method.getName(), method.getInputType()));
       }
     }
     interceptors.add(new MethodAuthorization(policy, config.scopeClaim(), policy.requireScopable(routes, inputTypes),

@@ -56,6 +56,25 @@ public final class RouteTable {
   }
 
   /**
+   * The routes of those of {@code services} that declare routes (a gRPC service whose schema is a protobuf service
+   * with the route option on its methods); health, reflection and the admin service declare none and are left out.
+   *
+   * @throws IllegalStateException as {@link #of(ServiceDescriptor)}, for a service that declares routes on some methods
+   *                               and not on others
+   */
+  public static List<Route> declared(Collection<io.grpc.ServiceDescriptor> services) {
+    List<Route> routes = new ArrayList<>();
+    for (io.grpc.ServiceDescriptor service : services) {
+      if (service.getSchemaDescriptor() instanceof io.grpc.protobuf.ProtoServiceDescriptorSupplier schema
+          && schema.getServiceDescriptor().getMethods().stream()
+              .anyMatch(method -> method.getOptions().hasExtension(RouteProto.route))) {
+        routes.addAll(of(schema.getServiceDescriptor()).routes());
+      }
+    }
+    return routes;
+  }
+
+  /**
    * The routes of several services one process serves (method names must not repeat), for what is
    * decided per process: its IAM policy, its conformance checks.
    */

@@ -23,6 +23,19 @@ import org.junit.jupiter.api.Test;
 
 class RouteTableTest {
 
+  /** The routes of the services a port serves: those that declare them; health and the admin service declare none. */
+  @Test
+  void declared_takesTheRoutesOfTheServicesThatDeclareThem_andLeavesTheOthersOut() {
+    List<Route> routes = RouteTable.declared(List.of(dev.warehouse.order.v1.OrderServiceGrpc.getServiceDescriptor(),
+        io.grpc.health.v1.HealthGrpc.getServiceDescriptor(), dev.warehouse.admin.v1.AdminServiceGrpc.getServiceDescriptor()));
+    assertThat(routes).extracting(Route::fullMethodName)
+        .containsExactlyInAnyOrderElementsOf(RouteTable.of(OrderServiceProto.getDescriptor().findServiceByName("OrderService"))
+            .routes().stream().map(Route::fullMethodName).toList())
+        .contains("warehouse.order.v1.OrderService/GetOrder");
+    assertThat(routes).filteredOn(route -> route.methodName().equals("GetOrder")).singleElement()
+        .extracting(Route::ownerFields).isEqualTo(List.of("customer_id"));
+  }
+
   @Test
   void readsTheDeclaredRouteOfEveryRpc() {
     RouteTable inventory = RouteTable.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"));
