@@ -214,11 +214,6 @@ public final class AccessPolicy {
     return found;
   }
 
-  /** Every scoped rule, by role. */
-  public Map<String, List<ScopedRule>> scopedRules() {
-    return scopedByRole;
-  }
-
   /**
    * Where each scoped rule's field is checked: {@code true} by the gateway (the route's partition key is built from
    * the request's field), {@code false} by the owning service (one of the route's owner fields).

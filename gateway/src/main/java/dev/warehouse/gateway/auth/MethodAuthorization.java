@@ -42,11 +42,6 @@ public final class MethodAuthorization implements ServerInterceptor {
   private final Map<ScopedRule, Boolean> checkedHere;
   private final Map<String, Descriptor> inputTypes;
 
-  /** Without scoped rules. */
-  public MethodAuthorization(AccessPolicy policy) {
-    this(policy, AuthConfig.DEFAULT_SCOPE_CLAIM, Map.of(), Map.of());
-  }
-
   /**
    * @param checkedHere what {@link AccessPolicy#requireScopable} said of each scoped rule
    * @param inputTypes  the request message of each method, by full name
