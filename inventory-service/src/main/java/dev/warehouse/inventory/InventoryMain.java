@@ -3,10 +3,10 @@ package dev.warehouse.inventory;
 import dev.warehouse.inventory.audit.InventoryAudit;
 import dev.warehouse.inventory.domain.InventoryService;
 import dev.warehouse.inventory.grpc.InventoryGrpcEndpoint;
-import dev.warehouse.inventory.reservation.DynamoReservations;
-import dev.warehouse.inventory.reservation.HoldExpiry;
-import dev.warehouse.inventory.reservation.ReservationGrpcEndpoint;
-import dev.warehouse.inventory.reservation.Reservations;
+import dev.warehouse.inventory.store.DynamoReservationRepository;
+import dev.warehouse.inventory.expiry.HoldExpiry;
+import dev.warehouse.inventory.grpc.ReservationGrpcEndpoint;
+import dev.warehouse.inventory.domain.Reservations;
 import dev.warehouse.inventory.store.DynamoInventoryRepository;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
@@ -190,9 +190,10 @@ public final class InventoryMain {
     }
     DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store(), shards);
     InventoryService service = new InventoryService(repository, context.clock());
-    DynamoReservations reservations = new DynamoReservations(context.store(), shards);
-    new HoldExpiry(reservations, context.clock(), settings.sweep(), context.scheduler(), context.meterRegistry()).start();
-    return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES), new ReservationGrpcEndpoint(
-        new Reservations(reservations, context.clock(), settings.hold(), context.meterRegistry())));
+    Reservations reservations = new Reservations(new DynamoReservationRepository(context.store(), shards), context.clock(),
+        settings.hold(), context.meterRegistry());
+    context.resources().closeOnStop(
+        new HoldExpiry(reservations, context.clock(), settings.sweep(), context.scheduler(), context.meterRegistry()).start());
+    return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES), new ReservationGrpcEndpoint(reservations));
   }
 }

@@ -1,9 +1,9 @@
 package dev.warehouse.inventory.audit;
 
 import dev.warehouse.inventory.domain.ProductInventory;
-import dev.warehouse.inventory.reservation.Reservation;
-import dev.warehouse.inventory.reservation.ReservationItems;
-import dev.warehouse.inventory.reservation.ReservationLine;
+import dev.warehouse.inventory.domain.Reservation;
+import dev.warehouse.inventory.store.ReservationItems;
+import dev.warehouse.inventory.domain.ReservationLine;
 import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;

@@ -1,9 +1,10 @@
-package dev.warehouse.inventory.reservation;
+package dev.warehouse.inventory.store;
 
 import static dev.warehouse.runtime.dynamo.SingleTable.GSI1_PK;
 import static dev.warehouse.runtime.dynamo.SingleTable.GSI1_SK;
 
-import dev.warehouse.inventory.store.InventoryKeys;
+import dev.warehouse.inventory.domain.Reservation;
+import dev.warehouse.inventory.domain.ReservationLine;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.Timestamps;
 import java.time.Duration;

@@ -1,7 +1,8 @@
-package dev.warehouse.inventory.reservation;
+package dev.warehouse.inventory.expiry;
 
 import dev.warehouse.inventory.domain.PageQuery;
-import dev.warehouse.inventory.reservation.Reservation.ReleaseCause;
+import dev.warehouse.inventory.domain.Reservation;
+import dev.warehouse.inventory.domain.Reservations;
 import dev.warehouse.runtime.paging.Page;
 import io.grpc.Context;
 import io.micrometer.core.instrument.Counter;
@@ -36,7 +37,7 @@ public final class HoldExpiry implements AutoCloseable {
   /** Holds listed per page; their releases run at once. */
   static final int PAGE_SIZE = 100;
 
-  private final DynamoReservations store;
+  private final Reservations reservations;
   private final Clock clock;
   private final Duration period;
   private final ScheduledExecutorService scheduler;
@@ -46,9 +47,9 @@ public final class HoldExpiry implements AutoCloseable {
   private volatile ScheduledFuture<?> schedule;
 
   /** @param scheduler the process's timer: sweeps start there, and their deadlines fire there */
-  public HoldExpiry(DynamoReservations store, Clock clock, Duration period, ScheduledExecutorService scheduler,
+  public HoldExpiry(Reservations reservations, Clock clock, Duration period, ScheduledExecutorService scheduler,
       MeterRegistry meters) {
-    this.store = store;
+    this.reservations = reservations;
     this.scheduler = scheduler;
     this.clock = clock;
     this.period = period;
@@ -104,15 +105,13 @@ public final class HoldExpiry implements AutoCloseable {
   }
 
   private CompletableFuture<Integer> page(String token, Instant now, boolean first, int releasedSoFar) {
-    return store.listExpiredHolds(new PageQuery(PAGE_SIZE, token, false), now).thenCompose((Page<Reservation> page) -> {
+    return reservations.listExpiredHolds(new PageQuery(PAGE_SIZE, token, false), now).thenCompose((Page<Reservation> page) -> {
       if (first) {
         oldestAgeMillis.set(page.items().isEmpty() ? 0
             : Math.max(0, Duration.between(page.items().get(0).holdExpireTime(), now).toMillis()));
       }
       List<CompletableFuture<Boolean>> releases = page.items().stream()
-          .map(hold -> store.release(hold.orderId(), ReleaseCause.HOLD_EXPIRED, now)
-              .thenApply(after -> after.isPresent() && after.get().releaseCause().orElse(null) == ReleaseCause.HOLD_EXPIRED
-                  && after.get().updateTime().equals(now)))
+          .map(hold -> reservations.expire(hold.orderId(), now))
           .toList();
       return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).thenCompose(all -> {
         int released = releasedSoFar + (int) releases.stream().filter(CompletableFuture::join).count();

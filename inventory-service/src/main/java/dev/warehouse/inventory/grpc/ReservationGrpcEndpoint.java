@@ -1,7 +1,10 @@
-package dev.warehouse.inventory.reservation;
+package dev.warehouse.inventory.grpc;
 
 import com.google.protobuf.Timestamp;
 import dev.warehouse.inventory.domain.PageQuery;
+import dev.warehouse.inventory.domain.Reservation;
+import dev.warehouse.inventory.domain.ReservationLine;
+import dev.warehouse.inventory.domain.Reservations;
 import dev.warehouse.inventory.v1.CommitReservationRequest;
 import dev.warehouse.inventory.v1.ConfirmReservationRequest;
 import dev.warehouse.inventory.v1.GetReservationRequest;

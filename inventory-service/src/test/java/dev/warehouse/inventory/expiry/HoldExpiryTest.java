@@ -1,11 +1,15 @@
-package dev.warehouse.inventory.reservation;
+package dev.warehouse.inventory.expiry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.domain.ProductInventory;
-import dev.warehouse.inventory.reservation.Reservation.ReleaseCause;
-import dev.warehouse.inventory.reservation.Reservation.State;
+import dev.warehouse.inventory.domain.Reservation;
+import dev.warehouse.inventory.domain.Reservation.ReleaseCause;
+import dev.warehouse.inventory.domain.ReservationLine;
+import dev.warehouse.inventory.domain.Reservations;
+import dev.warehouse.inventory.store.DynamoReservationRepository;
+import dev.warehouse.inventory.domain.Reservation.State;
 import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.runtime.dynamo.DynamoCalls;
 import dev.warehouse.runtime.dynamo.DynamoStore;
@@ -41,7 +45,8 @@ class HoldExpiryTest {
   private static DynamoDbAsyncClient dynamo;
   private static ScheduledExecutorService scheduler;
   private static SimpleMeterRegistry meters;
-  private static DynamoReservations reservations;
+  private static DynamoReservationRepository repository;
+  private static Reservations reservations;
   private static TestClock clock;
   private static HoldExpiry expiry;
 
@@ -53,8 +58,9 @@ class HoldExpiryTest {
     meters = new SimpleMeterRegistry();
     DynamoStore store = new DynamoStore(dynamo, TABLE, new DynamoCalls(scheduler, meters, Duration.ofSeconds(10)),
         new PageTokenCodec(TestServices.PAGE_TOKEN_KEY), meters);
-    reservations = new DynamoReservations(store, LowStockShards.DECLARED);
+    repository = new DynamoReservationRepository(store, LowStockShards.DECLARED);
     clock = new TestClock(Instant.parse("2026-12-04T05:00:00Z"));
+    reservations = new Reservations(repository, clock, Duration.ofSeconds(60), meters);
     expiry = new HoldExpiry(reservations, clock, Duration.ofSeconds(10), scheduler, meters);
   }
 
@@ -82,13 +88,11 @@ class HoldExpiryTest {
   }
 
   private static Reservation hold(String order, String product, long units, Duration holdFor) {
-    Instant now = clock.instant();
-    return reservations.reserve(new Reservation(order, State.HELD, List.of(new ReservationLine(product, "W1", units)),
-        now.plus(holdFor), Optional.empty(), now, now)).join();
+    return reservations.reserve(order, List.of(new ReservationLine(product, "W1", units)), Optional.of(holdFor)).join();
   }
 
   private static State stateOf(String order) {
-    return reservations.find(order, true).join().orElseThrow().state();
+    return repository.find(order, true).join().orElseThrow().state();
   }
 
   /** Sweeps until {@code done} holds: the index (A9) is eventually consistent, so one sweep may miss a hold. */
@@ -108,11 +112,11 @@ class HoldExpiryTest {
     hold(abandoned, product, 2, Duration.ofSeconds(60));
     hold(confirmed, product, 3, Duration.ofSeconds(60));
     hold(fresh, product, 1, Duration.ofSeconds(600));
-    reservations.confirm(confirmed, clock.instant()).join();
+    reservations.confirm(confirmed).join();
     clock.advance(Duration.ofSeconds(61));
 
     sweepUntil(() -> stateOf(abandoned) == State.RELEASED);
-    Reservation released = reservations.find(abandoned, true).join().orElseThrow();
+    Reservation released = repository.find(abandoned, true).join().orElseThrow();
     assertThat(released.releaseCause()).contains(ReleaseCause.HOLD_EXPIRED);
     assertThat(stateOf(confirmed)).isEqualTo(State.CONFIRMED);
     assertThat(stateOf(fresh)).isEqualTo(State.HELD);
@@ -132,8 +136,8 @@ class HoldExpiryTest {
     // The sweeps and callers' releases of the same holds, all at once.
     List<CompletableFuture<?>> racing = new java.util.ArrayList<>();
     racing.add(expiry.sweep());
-    orders.forEach(o -> racing.add(reservations.release(o, ReleaseCause.REQUESTED, clock.instant())));
-    orders.forEach(o -> racing.add(reservations.release(o, ReleaseCause.HOLD_EXPIRED, clock.instant())));
+    orders.forEach(o -> racing.add(reservations.release(o)));
+    orders.forEach(o -> racing.add(reservations.expire(o, clock.instant())));
     CompletableFuture.allOf(racing.toArray(CompletableFuture[]::new)).join();
     sweepUntil(() -> orders.stream().allMatch(o -> stateOf(o) == State.RELEASED));
     ProductInventory after = stock(product);
@@ -148,8 +152,8 @@ class HoldExpiryTest {
     String order = id("race");
     hold(order, product, 4, Duration.ofSeconds(5));
     clock.advance(Duration.ofSeconds(6));
-    CompletableFuture<Reservation> confirm = reservations.confirm(order, clock.instant());
-    CompletableFuture<Optional<Reservation>> release = reservations.release(order, ReleaseCause.HOLD_EXPIRED, clock.instant());
+    CompletableFuture<Reservation> confirm = reservations.confirm(order);
+    CompletableFuture<Boolean> release = reservations.expire(order, clock.instant());
     CompletableFuture.allOf(confirm.exceptionally(e -> null), release).join();
     State state = stateOf(order);
     ProductInventory after = stock(product);

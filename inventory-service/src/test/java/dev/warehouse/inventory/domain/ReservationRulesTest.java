@@ -1,9 +1,9 @@
-package dev.warehouse.inventory.reservation;
+package dev.warehouse.inventory.domain;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.warehouse.inventory.reservation.Reservation.State;
+import dev.warehouse.inventory.domain.Reservation.State;
 import dev.warehouse.runtime.error.ServiceException;
 import java.time.Instant;
 import java.util.List;

@@ -1,4 +1,4 @@
-package dev.warehouse.inventory.reservation;
+package dev.warehouse.inventory.domain;
 
 /** Units of one product at one warehouse, held for an order. */
 public record ReservationLine(String productId, String warehouseId, long quantity) {

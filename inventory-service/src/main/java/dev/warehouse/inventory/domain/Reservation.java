@@ -1,4 +1,4 @@
-package dev.warehouse.inventory.reservation;
+package dev.warehouse.inventory.domain;
 
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
@@ -99,6 +99,16 @@ public record Reservation(String orderId, State state, List<ReservationLine> lin
           "order " + orderId + "'s stock already left the warehouse: its reservation cannot be released",
           Map.of("order_id", orderId));
     }
+  }
+
+  /** This reservation as it ends (COMMITTED or RELEASED): no longer listed as a hold. */
+  public Reservation ended(State next, Optional<ReleaseCause> cause, Instant now) {
+    return new Reservation(orderId, next, lines, holdExpireTime, cause, createTime, now);
+  }
+
+  /** A release of an order that has no reservation: RELEASED, no lines, so that a late ReserveStock fails. */
+  public static Reservation tombstone(String orderId, Instant now) {
+    return new Reservation(orderId, State.RELEASED, List.of(), now, Optional.of(ReleaseCause.BEFORE_RESERVE), now, now);
   }
 
   /** NOT_FOUND RESERVATION_NOT_FOUND. */
