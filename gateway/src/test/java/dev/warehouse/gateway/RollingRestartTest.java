@@ -167,7 +167,7 @@ class RollingRestartTest {
     OrderSettings toInventory = new OrderSettings(inventories.stream().map(Instance::address).toList(),
         ChannelTlsConfig.PLAINTEXT, OrderSettings.DEFAULT_RESOLVE_PERIOD, OrderSettings.DEFAULT_CALL_TIMEOUT,
         OrderSettings.DEFAULT_MIN_CALL_BUDGET, OrderSettings.DEFAULT_CIRCUIT_OPEN, OrderSettings.DEFAULT_STEP_GRACE,
-        OrderSettings.DEFAULT_RECOVERY_PERIOD);
+        OrderSettings.DEFAULT_RECOVERY_PERIOD, OrderSettings.DEFAULT_HOLD, OrderSettings.DEFAULT_STEP_BUDGET);
     for (int i = 0; i < 2; i++) {
       orders.add(new Instance(OrderMain.SERVICE_NAME, table, OrderMain.services(toInventory)).start());
     }

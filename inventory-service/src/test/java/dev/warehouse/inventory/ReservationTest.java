@@ -267,13 +267,39 @@ class ReservationTest {
     assertThat(concurrently(calls)).allSatisfy(o -> assertThat(((Reservation) o).getState())
         .isEqualTo(ReservationState.RESERVATION_STATE_RELEASED));
     Reservation again = inventory.reservations().releaseReservation(ReleaseReservationRequest.newBuilder().setOrderId(order).build());
-    assertThat(again.getReleaseCause()).isEqualTo(ReleaseCause.RELEASE_CAUSE_REQUESTED);
+    assertThat(again.getReleaseCause()).as("unset: the fence").isEqualTo(ReleaseCause.RELEASE_CAUSE_ORDER_REJECTED);
     ProductInventory stock = stockOf(product, "W1");
     assertThat(stock.getReserved()).isZero();
     assertThat(stock.getAvailable()).isEqualTo(10);
     // A reserve after the release is refused: the order gave up.
     assertThatThrownBy(() -> inventory.reservations().reserveStock(reserve(order, line(product, "W1", 4))))
         .satisfies(e -> assertThat(reason(e)).isEqualTo("RESERVATION_RELEASED"));
+  }
+
+  @Test
+  void aRejectionsRelease_neverUndoesAConfirm_onlyACancellationReleasesAConfirmedReservation() throws Exception {
+    String product = id("P");
+    stocked(product, "W1", 10);
+    String order = id("fence");
+    inventory.reservations().reserveStock(reserve(order, line(product, "W1", 4)));
+    inventory.reservations().confirmReservation(ConfirmReservationRequest.newBuilder().setOrderId(order).build());
+    for (ReleaseCause fence : List.of(ReleaseCause.RELEASE_CAUSE_ORDER_REJECTED, ReleaseCause.RELEASE_CAUSE_UNSPECIFIED)) {
+      assertThatThrownBy(() -> inventory.reservations().releaseReservation(ReleaseReservationRequest.newBuilder()
+          .setOrderId(order).setCause(fence).build()))
+          .satisfies(e -> {
+            assertThat(((StatusRuntimeException) e).getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
+            assertThat(reason(e)).isEqualTo("RESERVATION_CONFIRMED");
+          });
+    }
+    assertThat(stockOf(product, "W1").getReserved()).as("still held for the placed order").isEqualTo(4);
+    assertThatThrownBy(() -> inventory.reservations().releaseReservation(ReleaseReservationRequest.newBuilder()
+        .setOrderId(order).setCause(ReleaseCause.RELEASE_CAUSE_HOLD_EXPIRED).build()))
+        .satisfies(e -> assertThat(((StatusRuntimeException) e).getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT));
+    Reservation cancelled = inventory.reservations().releaseReservation(ReleaseReservationRequest.newBuilder()
+        .setOrderId(order).setCause(ReleaseCause.RELEASE_CAUSE_ORDER_CANCELLED).build());
+    assertThat(cancelled.getState()).isEqualTo(ReservationState.RESERVATION_STATE_RELEASED);
+    assertThat(cancelled.getReleaseCause()).isEqualTo(ReleaseCause.RELEASE_CAUSE_ORDER_CANCELLED);
+    assertThat(stockOf(product, "W1").getReserved()).isZero();
   }
 
   @Test

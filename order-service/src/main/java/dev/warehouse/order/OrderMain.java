@@ -2,6 +2,7 @@ package dev.warehouse.order;
 
 import dev.warehouse.inventory.v1.ReservationServiceProto;
 import dev.warehouse.order.audit.OrderAudit;
+import dev.warehouse.order.domain.Delay;
 import dev.warehouse.order.domain.OrderService;
 import dev.warehouse.order.grpc.OrderGrpcEndpoint;
 import dev.warehouse.order.recovery.OrderRecovery;
@@ -117,7 +118,7 @@ public final class OrderMain {
   public static List<BindableService> services(ServiceContext context, OrderSettings settings) {
     DynamoOrderRepository repository = new DynamoOrderRepository(context.store());
     OrderService service = new OrderService(repository, inventory(context, settings), context.clock(),
-        settings.stepGrace());
+        Delay.on(context.scheduler()), settings.timings());
     if (!settings.recoveryPeriod().isZero()) {
       context.resources().closeOnStop(new OrderRecovery(service, context.clock(), context.meterRegistry())
           .start(context.scheduler(), settings.recoveryPeriod()));

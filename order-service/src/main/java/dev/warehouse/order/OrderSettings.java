@@ -1,5 +1,6 @@
 package dev.warehouse.order;
 
+import dev.warehouse.order.domain.SagaTimings;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
@@ -22,7 +23,11 @@ import java.util.Map;
  * @param circuitOpenFor     {@code INVENTORY_CIRCUIT_OPEN_SECONDS}: how long an open circuit fails calls fast
  * @param stepGrace          {@code ORDER_STEP_GRACE_SECONDS}: how long after a stock step is owed the recovery takes
  *                           it over (a PENDING order's placing deadline)
- * @param recoveryPeriod     {@code ORDER_RECOVERY_SECONDS}: how often the recovery looks for overdue steps; 0 turns it off
+ * @param recoveryPeriod     {@code ORDER_RECOVERY_SECONDS}: how often the recovery looks for overdue steps (at least 1 s
+ *                           from the environment; 0, off, only for tests that drive the recovery themselves)
+ * @param hold               {@code ORDER_HOLD_SECONDS}: how long the inventory holds a PENDING order's stock (asked for
+ *                           in each ReserveStock); longer than the grace, at most 15 minutes
+ * @param stepBudget         {@code ORDER_STEP_BUDGET_MS}: how long a status change waits for the step it owes
  */
 public record OrderSettings(
     List<String> inventoryAddresses,
@@ -32,7 +37,9 @@ public record OrderSettings(
     Duration minCallBudget,
     Duration circuitOpenFor,
     Duration stepGrace,
-    Duration recoveryPeriod) {
+    Duration recoveryPeriod,
+    Duration hold,
+    Duration stepBudget) {
 
   public static final String DEFAULT_INVENTORY_ADDRESSES = "127.0.0.1:50052";
   public static final Duration DEFAULT_RESOLVE_PERIOD = Duration.ofSeconds(10);
@@ -46,23 +53,28 @@ public record OrderSettings(
   public static final Duration DEFAULT_STEP_GRACE = Duration.ofSeconds(30);
   /** 10 s: an abandoned order is final within grace + period (40 s). */
   public static final Duration DEFAULT_RECOVERY_PERIOD = Duration.ofSeconds(10);
+  /** 60 s: twice the grace, so an order the recovery takes over is still held. */
+  public static final Duration DEFAULT_HOLD = Duration.ofSeconds(60);
+  /** 1 s: a status change answers within it plus its own writes, whatever the inventory does. */
+  public static final Duration DEFAULT_STEP_BUDGET = Duration.ofSeconds(1);
 
   /** Plaintext to one inventory address, with the defaults: what tests and tools building it directly mean. */
   public static OrderSettings plaintext(String inventoryAddress) {
     return new OrderSettings(List.of(inventoryAddress), ChannelTlsConfig.PLAINTEXT, DEFAULT_RESOLVE_PERIOD,
-        DEFAULT_CALL_TIMEOUT, DEFAULT_MIN_CALL_BUDGET, DEFAULT_CIRCUIT_OPEN, DEFAULT_STEP_GRACE, DEFAULT_RECOVERY_PERIOD);
+        DEFAULT_CALL_TIMEOUT, DEFAULT_MIN_CALL_BUDGET, DEFAULT_CIRCUIT_OPEN, DEFAULT_STEP_GRACE, DEFAULT_RECOVERY_PERIOD,
+        DEFAULT_HOLD, DEFAULT_STEP_BUDGET);
   }
 
-  /** The same settings with another step grace and recovery period (tests shorten both). */
+  /** The same settings with another step grace and recovery period (tests shorten both); a hold no longer than the grace becomes twice it. */
   public OrderSettings withRecovery(Duration grace, Duration period) {
     return new OrderSettings(inventoryAddresses, inventoryTls, resolvePeriod, callTimeout, minCallBudget, circuitOpenFor,
-        grace, period);
+        grace, period, hold.compareTo(grace) > 0 ? hold : grace.multipliedBy(2), stepBudget);
   }
 
   /** The same settings with another channel security. */
   public OrderSettings withInventoryTls(ChannelTlsConfig tls) {
     return new OrderSettings(inventoryAddresses, tls, resolvePeriod, callTimeout, minCallBudget, circuitOpenFor,
-        stepGrace, recoveryPeriod);
+        stepGrace, recoveryPeriod, hold, stepBudget);
   }
 
   /**
@@ -93,11 +105,26 @@ public record OrderSettings(
         Duration.ofMillis(reader.positiveLong("INVENTORY_MIN_BUDGET_MS", DEFAULT_MIN_CALL_BUDGET.toMillis())),
         Duration.ofSeconds(reader.positiveLong("INVENTORY_CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
         Duration.ofSeconds(reader.positiveLong("ORDER_STEP_GRACE_SECONDS", DEFAULT_STEP_GRACE.getSeconds())),
-        Duration.ofSeconds(reader.nonNegativeLong("ORDER_RECOVERY_SECONDS", DEFAULT_RECOVERY_PERIOD.getSeconds())));
+        // Off, no overdue step would ever be finished: a crashed placing would hold its stock for good.
+        Duration.ofSeconds(reader.positiveLong("ORDER_RECOVERY_SECONDS", DEFAULT_RECOVERY_PERIOD.getSeconds())),
+        Duration.ofSeconds(reader.positiveLong("ORDER_HOLD_SECONDS", DEFAULT_HOLD.getSeconds())),
+        Duration.ofMillis(reader.positiveLong("ORDER_STEP_BUDGET_MS", DEFAULT_STEP_BUDGET.toMillis())));
     if (settings.minCallBudget.compareTo(settings.callTimeout) >= 0) {
       reader.problem("INVENTORY_MIN_BUDGET_MS must be less than INVENTORY_CALL_TIMEOUT_MS");
     }
+    if (settings.hold.compareTo(settings.stepGrace) <= 0) {
+      reader.problem("ORDER_HOLD_SECONDS (" + settings.hold.getSeconds() + ") must be longer than ORDER_STEP_GRACE_SECONDS ("
+          + settings.stepGrace.getSeconds() + "): the recovery would find the holds of the orders it takes over released");
+    }
+    if (settings.hold.compareTo(SagaTimings.MAX_HOLD) > 0) {
+      reader.problem("ORDER_HOLD_SECONDS must be at most " + SagaTimings.MAX_HOLD.getSeconds() + ", the inventory's limit");
+    }
     return settings;
+  }
+
+  /** The saga's timings, as the order use cases take them. */
+  public SagaTimings timings() {
+    return new SagaTimings(stepGrace, hold, stepBudget);
   }
 
   /** One part of the start-up line. */
@@ -105,6 +132,7 @@ public record OrderSettings(
     return "inventory_addresses=" + String.join(",", inventoryAddresses) + " " + inventoryTls.describe("inventory_")
         + " inventory_resolve_s=" + resolvePeriod.getSeconds() + " inventory_call_timeout_ms=" + callTimeout.toMillis()
         + " inventory_min_budget_ms=" + minCallBudget.toMillis() + " inventory_circuit_open_s=" + circuitOpenFor.getSeconds()
-        + " order_step_grace_s=" + stepGrace.getSeconds() + " order_recovery_s=" + recoveryPeriod.getSeconds();
+        + " order_step_grace_s=" + stepGrace.getSeconds() + " order_recovery_s=" + recoveryPeriod.getSeconds()
+        + " order_hold_s=" + hold.getSeconds() + " order_step_budget_ms=" + stepBudget.toMillis();
   }
 }

@@ -79,6 +79,10 @@ class OrderInvalidInputTest {
         bad("34 lines after merging", () -> orders.stub().placeOrder(valid().clearTotal().clearLines()
             .addAllLines(java.util.stream.IntStream.range(0, 35).mapToObj(i -> line("P" + (i % 34), "W1", 1, eur(1, 0)))
                 .toList()).build()), "lines"),
+        // Each line within 10^9, merged past it: the inventory would refuse the hold, and the order would sit PENDING.
+        bad("two lines of one stock, 1.2 * 10^9 units merged", () -> orders.stub().placeOrder(valid().clearTotal().clearLines()
+            .addLines(line("P1", "W1", 600_000_000, eur(1, 0))).addLines(line("P1", "W1", 600_000_000, eur(1, 0)))
+            .build()), "lines"),
         bad("control character in order id", () -> orders.stub().getOrder(
             GetOrderRequest.newBuilder().setOrderId("O\u00001").build()), "order_id"),
         bad("prefix with range", () -> orders.stub().listCustomerOrders(list().setDatePrefix("2026")

@@ -80,7 +80,7 @@ class OrderStatusTest {
     String orderId = orders.stub().placeOrder(order(customer, id("O"), "2026-07-26").build()).getOrderId();
     assertStatus(() -> move(orderId, OrderStatus.ORDER_STATUS_SHIPPED, 0),
         Status.Code.FAILED_PRECONDITION, "INVALID_STATUS_TRANSITION");
-    assertStatus(() -> move(orderId, OrderStatus.ORDER_STATUS_PLACED, 0),
+    assertStatus(() -> move(orderId, OrderStatus.ORDER_STATUS_DELIVERED, 0),
         Status.Code.FAILED_PRECONDITION, "INVALID_STATUS_TRANSITION");
     Order unchanged = both(customer, orderId);
     assertThat(unchanged.getVersion()).isEqualTo(1);
@@ -92,6 +92,20 @@ class OrderStatusTest {
     String orderId = orders.stub().placeOrder(order(id("C"), id("O"), "2026-07-26").build()).getOrderId();
     move(orderId, OrderStatus.ORDER_STATUS_PAID, 1);
     assertStatus(() -> move(orderId, OrderStatus.ORDER_STATUS_SHIPPED, 1), Status.Code.ABORTED, "VERSION_MISMATCH");
+  }
+
+  @Test
+  void aChangeThatAlreadyHappened_answersTheOrderAsItIs_whateverVersionItExpected() {
+    String customer = id("C");
+    String orderId = orders.stub().placeOrder(order(customer, id("O"), "2026-07-26").build()).getOrderId();
+    assertThat(move(orderId, OrderStatus.ORDER_STATUS_PLACED, 0).getVersion()).as("placed already: nothing written")
+        .isEqualTo(1);
+    Order paid = move(orderId, OrderStatus.ORDER_STATUS_PAID, 1);
+    // The caller's retry of the same change, its answer lost: the version it expected has moved on.
+    Order again = move(orderId, OrderStatus.ORDER_STATUS_PAID, 1);
+    assertThat(again.getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_PAID);
+    assertThat(again.getVersion()).isEqualTo(paid.getVersion()).isEqualTo(2);
+    assertThat(both(customer, orderId).getVersion()).isEqualTo(2);
   }
 
   @Test

@@ -269,8 +269,10 @@ class OrderStockTest {
 
     assertThat(move(cancelled.getOrderId(), OrderStatus.ORDER_STATUS_CANCELLED).getStatus())
         .isEqualTo(OrderStatus.ORDER_STATUS_CANCELLED);
-    assertStatus(() -> move(cancelled.getOrderId(), OrderStatus.ORDER_STATUS_CANCELLED), Status.Code.FAILED_PRECONDITION,
-        "INVALID_STATUS_TRANSITION");
+    // A repeated cancel is answered with the order as it is: nothing written, nothing given back again.
+    Order again = move(cancelled.getOrderId(), OrderStatus.ORDER_STATUS_CANCELLED);
+    assertThat(again.getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_CANCELLED);
+    assertThat(again.getVersion()).isEqualTo(2);
     assertThat(orders.stockOf(product, "W1").getReserved()).isEqualTo(3);
     assertThat(orders.reservation(cancelled.getOrderId()).getState()).isEqualTo(ReservationState.RESERVATION_STATE_RELEASED);
 
@@ -281,6 +283,26 @@ class OrderStockTest {
     assertThat(stock.getReserved()).isZero();
     assertThat(stock.getAvailable()).isEqualTo(7);
     assertThat(orders.reservation(shipped.getOrderId()).getState()).isEqualTo(ReservationState.RESERVATION_STATE_COMMITTED);
+  }
+
+  @Test
+  void aShippingCommitDeferred_survivesTheDelivery_andTheRecoveryMakesIt() {
+    String product = id("P");
+    orders.stock(product, "W1", 10);
+    Order placed = orders.stub().placeOrder(buy(product, "W1", 2));
+    move(placed.getOrderId(), OrderStatus.ORDER_STATUS_PAID);
+    // The inventory's commit transaction fails for a while: SHIPPED stands, owing its COMMIT.
+    orders.inventoryProxy.inject("TransactWriteItems", Fault.HTTP_500, 1000);
+    assertThat(move(placed.getOrderId(), OrderStatus.ORDER_STATUS_SHIPPED).getStatus())
+        .isEqualTo(OrderStatus.ORDER_STATUS_SHIPPED);
+    assertThat(move(placed.getOrderId(), OrderStatus.ORDER_STATUS_DELIVERED).getStatus())
+        .isEqualTo(OrderStatus.ORDER_STATUS_DELIVERED);
+    assertThat(orders.stockOf(product, "W1").getQuantity()).as("not committed yet").isEqualTo(10);
+    orders.inventoryProxy.clear();
+    // The delivery kept the COMMIT it owed: the recovery makes it, and the units leave the warehouse.
+    ProductInventory after = Eventually.await(() -> orders.stockOf(product, "W1"), s -> s.getQuantity() == 8);
+    assertThat(after.getReserved()).isZero();
+    assertThat(orders.reservation(placed.getOrderId()).getState()).isEqualTo(ReservationState.RESERVATION_STATE_COMMITTED);
   }
 
   @Test
@@ -305,12 +327,13 @@ class OrderStockTest {
     String product = id("P");
     orders.stock(product, "W1", 10);
     Order placed = orders.stub().placeOrder(buy(product, "W1", 4));
-    // The cancel's own release waits at the inventory past the step's due time, so the recovery sends its
-    // release too: both reach the inventory, and the units come back once.
+    // The cancel's own release waits at the inventory past the step's due time, so the cancel answers after its
+    // step budget and the recovery sends its release too: both reach the inventory, and the units come back once.
     orders.inventoryProxy.delay("TransactWriteItems", GRACE.plus(Duration.ofSeconds(1)), 1);
     Order cancelled = orders.stub().withDeadlineAfter(20, TimeUnit.SECONDS).updateOrderStatus(UpdateOrderStatusRequest
         .newBuilder().setOrderId(placed.getOrderId()).setStatus(OrderStatus.ORDER_STATUS_CANCELLED).build());
     assertThat(cancelled.getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_CANCELLED);
+    Eventually.await(() -> orders.stockOf(product, "W1"), s -> s.getReserved() == 0);
     Eventually.await(() -> orders.stub().listStalledOrders(dev.warehouse.order.v1.ListStalledOrdersRequest.getDefaultInstance())
         .getOrdersList().stream().noneMatch(o -> o.getOrderId().equals(placed.getOrderId())), done -> done);
     ProductInventory stock = orders.stockOf(product, "W1");

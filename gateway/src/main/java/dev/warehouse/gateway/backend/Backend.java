@@ -248,9 +248,12 @@ public final class Backend implements AutoCloseable {
 
       @Override
       public void onError(Throwable received) {
-        Throwable t = asTransportFailure(received);
+        Throwable t = answerOf(asTransportFailure(received), budget);
         Status.Code code = Status.fromThrowable(t).getCode();
-        if (code == Status.Code.UNAVAILABLE && attemptsLeft > 1 && !context.isCancelled()
+        boolean transport = !answeredByService(t);
+        // Only a failure of the transport is retried here: a service that answered UNAVAILABLE itself (its
+        // database, or its own dependency) already retried in its own layer.
+        if (code == Status.Code.UNAVAILABLE && transport && attemptsLeft > 1 && !context.isCancelled()
             && budget.timeRemaining(TimeUnit.NANOSECONDS) >= minForwardBudgetNanos) {
           // Round robin hands the retry to the next healthy instance; it runs in the caller's context,
           // so it keeps the caller's deadline and cancellation.
@@ -263,9 +266,9 @@ public final class Backend implements AutoCloseable {
         if (context.isCancelled() && !budget.isExpired()) {
           // The caller went away before its deadline: nothing learnt about the backend.
           circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, CALLER_CANCELLATION);
-        } else if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED || context.isCancelled()) {
-          // Signs of a sick backend; a cancellation past the deadline is the deadline. Its answers
-          // about data (NOT_FOUND, ...) do not count against it.
+        } else if (code == Status.Code.UNAVAILABLE && transport || code == Status.Code.DEADLINE_EXCEEDED) {
+          // Signs of a sick backend: unreachable, or silent past the deadline. What it answers itself, its
+          // dependencies' failures and its data's contention included, does not count against it.
           circuitBreaker.onError(elapsed, TimeUnit.NANOSECONDS, t);
         } else {
           circuitBreaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
@@ -280,6 +283,28 @@ public final class Backend implements AutoCloseable {
         response.onCompleted();
       }
     });
+  }
+
+  /**
+   * Whether a failure is a service's own answer (it carries our {@code google.rpc.ErrorInfo}) rather than
+   * the transport's (no connection, a reset, a proxy's refusal).
+   */
+  static boolean answeredByService(Throwable failure) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(failure);
+    return status != null && status.getDetailsList().stream().anyMatch(detail -> detail.is(ErrorInfo.class));
+  }
+
+  /**
+   * The caller's deadline passing cancels the call's context, and the backend call can end CANCELLED
+   * before its own deadline fires: past the deadline, that is DEADLINE_EXCEEDED, the code a client expects
+   * (and retries), never CANCELLED.
+   */
+  static Throwable answerOf(Throwable failure, Deadline budget) {
+    if (Status.fromThrowable(failure).getCode() == Status.Code.CANCELLED && budget.isExpired()) {
+      return Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed before the backend answered")
+          .asRuntimeException();
+    }
+    return failure;
   }
 
   /**

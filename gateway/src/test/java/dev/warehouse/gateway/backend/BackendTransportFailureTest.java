@@ -34,4 +34,25 @@ class BackendTransportFailureTest {
     assertThat(Backend.asTransportFailure(fromBackend)).isSameAs(fromBackend);
     assertThat(Backend.asTransportFailure(notFound)).isSameAs(notFound);
   }
+
+  @Test
+  void aServicesOwnUnavailable_isItsAnswer_notTheTransports_soTheGatewayNeitherRetriesNorCountsIt() {
+    StatusRuntimeException answered = io.grpc.protobuf.StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+        .setCode(com.google.rpc.Code.UNAVAILABLE_VALUE).setMessage("the inventory-service could not hold the stock now")
+        .addDetails(com.google.protobuf.Any.pack(com.google.rpc.ErrorInfo.newBuilder().setReason("INVENTORY_UNAVAILABLE")
+            .setDomain("warehouse.dev").build()))
+        .build());
+    assertThat(Backend.answeredByService(answered)).isTrue();
+    assertThat(Backend.answeredByService(Status.UNAVAILABLE.withDescription("io exception").asRuntimeException())).isFalse();
+  }
+
+  @Test
+  void aCallCancelledPastTheCallersDeadline_isAnsweredDeadlineExceeded_neverCancelled() {
+    StatusRuntimeException cancelled = Status.CANCELLED.withDescription("io.grpc.Context was cancelled").asRuntimeException();
+    io.grpc.Deadline passed = io.grpc.Deadline.after(-1, java.util.concurrent.TimeUnit.MILLISECONDS);
+    io.grpc.Deadline open = io.grpc.Deadline.after(1, java.util.concurrent.TimeUnit.HOURS);
+
+    assertThat(Status.fromThrowable(Backend.answerOf(cancelled, passed)).getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(Backend.answerOf(cancelled, open)).as("the caller left before its deadline").isSameAs(cancelled);
+  }
 }

@@ -20,8 +20,11 @@ public record Reservation(String orderId, State state, List<ReservationLine> lin
   /** Where a reservation is in its life: HELD, then CONFIRMED, then COMMITTED; HELD or CONFIRMED may become RELEASED. */
   public enum State { HELD, CONFIRMED, COMMITTED, RELEASED }
 
-  /** Why a reservation was released. */
-  public enum ReleaseCause { REQUESTED, HOLD_EXPIRED, BEFORE_RESERVE }
+  /**
+   * Why a reservation was released. REQUESTED is kept only on reservations released before callers said
+   * why; a caller now says ORDER_REJECTED (a fence: never undoes a confirm) or ORDER_CANCELLED.
+   */
+  public enum ReleaseCause { REQUESTED, HOLD_EXPIRED, BEFORE_RESERVE, ORDER_CANCELLED, ORDER_REJECTED }
 
   public Reservation {
     lines = List.copyOf(lines);
@@ -89,16 +92,32 @@ public record Reservation(String orderId, State state, List<ReservationLine> lin
   }
 
   /**
-   * Returns when a release may give this reservation's units back (HELD or CONFIRMED).
+   * Whether a release for {@code cause} gives this reservation's units back now (true), or answers it as
+   * it is (false: already RELEASED; or, for the expiry loop, confirmed or not yet expired). Only a
+   * cancellation frees a CONFIRMED reservation: a rejection is a fence, and a confirm that won the race
+   * means the order was placed.
    *
-   * @throws FailedPreconditionException RESERVATION_COMMITTED: its stock already left
+   * @throws FailedPreconditionException RESERVATION_CONFIRMED (a fence on a confirmed hold) or
+   *     RESERVATION_COMMITTED (its stock already left)
    */
-  public void requireReleasable() {
+  public boolean releasedBy(ReleaseCause cause, Instant now) {
+    if (state == State.RELEASED) {
+      return false;
+    }
+    if (cause == ReleaseCause.HOLD_EXPIRED) {
+      return state == State.HELD && !holdExpireTime.isAfter(now);
+    }
     if (state == State.COMMITTED) {
       throw new FailedPreconditionException("RESERVATION_COMMITTED",
           "order " + orderId + "'s stock already left the warehouse: its reservation cannot be released",
           Map.of("order_id", orderId));
     }
+    if (state == State.CONFIRMED && cause != ReleaseCause.ORDER_CANCELLED) {
+      throw new FailedPreconditionException("RESERVATION_CONFIRMED",
+          "order " + orderId + "'s reservation is confirmed: its order was placed, and only its cancellation releases it",
+          Map.of("order_id", orderId));
+    }
+    return true;
   }
 
   /** This reservation as it ends (COMMITTED or RELEASED): no longer listed as a hold. */

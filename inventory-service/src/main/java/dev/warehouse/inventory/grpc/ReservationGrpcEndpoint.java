@@ -1,6 +1,7 @@
 package dev.warehouse.inventory.grpc;
 
 import com.google.protobuf.Timestamp;
+import dev.warehouse.inventory.domain.OutOfStockException;
 import dev.warehouse.inventory.domain.PageQuery;
 import dev.warehouse.inventory.domain.Reservation;
 import dev.warehouse.inventory.domain.ReservationLine;
@@ -13,6 +14,9 @@ import dev.warehouse.inventory.v1.ListExpiredHoldsResponse;
 import dev.warehouse.inventory.v1.ReleaseReservationRequest;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.inventory.v1.ReserveStockRequest;
+import dev.warehouse.inventory.v1.StockShortages;
+import dev.warehouse.runtime.error.FailedPreconditionException;
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.Violations;
 import dev.warehouse.runtime.grpc.UnaryCalls;
 import dev.warehouse.runtime.paging.Page;
@@ -81,7 +85,7 @@ public final class ReservationGrpcEndpoint extends ReservationServiceGrpc.Reserv
         }
       }
       v.throwIfAny();
-      return reservations.reserve(orderId, lines, hold);
+      return reservations.reserve(orderId, lines, hold).exceptionally(ReservationGrpcEndpoint::withShortages);
     }, ReservationGrpcEndpoint::toProto);
   }
 
@@ -100,7 +104,21 @@ public final class ReservationGrpcEndpoint extends ReservationServiceGrpc.Reserv
   @Override
   public void releaseReservation(ReleaseReservationRequest request,
       StreamObserver<dev.warehouse.inventory.v1.Reservation> observer) {
-    UnaryCalls.reply(observer, () -> reservations.release(orderId(request.getOrderId())), ReservationGrpcEndpoint::toProto);
+    UnaryCalls.reply(observer, () -> {
+      Violations v = new Violations();
+      String orderId = v.id("order_id", request.getOrderId());
+      Reservation.ReleaseCause cause = switch (request.getCause()) {
+        // Unset: the fence, which never undoes a confirm (a caller that says nothing cannot free a placed order's stock).
+        case RELEASE_CAUSE_UNSPECIFIED, RELEASE_CAUSE_ORDER_REJECTED -> Reservation.ReleaseCause.ORDER_REJECTED;
+        case RELEASE_CAUSE_ORDER_CANCELLED -> Reservation.ReleaseCause.ORDER_CANCELLED;
+        default -> {
+          v.add("cause", "must be RELEASE_CAUSE_ORDER_REJECTED or RELEASE_CAUSE_ORDER_CANCELLED");
+          yield null;
+        }
+      };
+      v.throwIfAny();
+      return reservations.release(orderId, cause);
+    }, ReservationGrpcEndpoint::toProto);
   }
 
   @Override
@@ -117,6 +135,18 @@ public final class ReservationGrpcEndpoint extends ReservationServiceGrpc.Reserv
       v.throwIfAny();
       return reservations.listExpiredHolds(page);
     }, ReservationGrpcEndpoint::toProto);
+  }
+
+  /** An OUT_OF_STOCK answers its numbers too, in the contract's StockShortages detail. */
+  private static Reservation withShortages(Throwable failure) {
+    if (Failures.cause(failure) instanceof OutOfStockException out) {
+      StockShortages.Builder detail = StockShortages.newBuilder();
+      out.shortages().forEach(s -> detail.addShortagesBuilder().setProductId(s.productId()).setWarehouseId(s.warehouseId())
+          .setRequested(s.requested()).setAvailable(s.available()));
+      throw new FailedPreconditionException(out.reason(), out.getMessage(), out.metadata(), out.violations(),
+          List.of(detail.build()));
+    }
+    throw Failures.cause(failure) instanceof RuntimeException re ? re : new IllegalStateException(failure);
   }
 
   private static String orderId(String value) {

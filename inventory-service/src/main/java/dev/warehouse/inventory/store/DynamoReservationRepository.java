@@ -6,6 +6,7 @@ import static dev.warehouse.runtime.dynamo.SingleTable.GSI1_SK;
 import static dev.warehouse.runtime.dynamo.SingleTable.PK;
 
 import dev.warehouse.inventory.domain.InventoryService;
+import dev.warehouse.inventory.domain.OutOfStockException;
 import dev.warehouse.inventory.domain.PageQuery;
 import dev.warehouse.inventory.domain.Reservation;
 import dev.warehouse.inventory.domain.Reservation.ReleaseCause;
@@ -18,9 +19,7 @@ import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.error.AbortedException;
-import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
-import dev.warehouse.runtime.error.PreconditionViolation;
 import dev.warehouse.runtime.paging.Page;
 import dev.warehouse.runtime.routing.Route;
 import java.time.Instant;
@@ -107,7 +106,7 @@ public final class DynamoReservationRepository implements ReservationRepository 
 
   /** The W6 transaction: the reservation, then per line its stock's update and marker moves; or OUT_OF_STOCK. */
   private List<TransactWriteItem> holdItems(Reservation wanted, Map<TableKey, Map<String, AttributeValue>> records) {
-    List<PreconditionViolation> shortLines = new ArrayList<>();
+    List<OutOfStockException.Shortage> shortLines = new ArrayList<>();
     List<TransactWriteItem> items = new ArrayList<>();
     items.add(TransactWriteItem.builder().put(p -> p
         .tableName(store.table())
@@ -120,18 +119,13 @@ public final class DynamoReservationRepository implements ReservationRepository 
       StockChanges.Read read = stockOf(line, records);
       long available = read.stock().available();
       if (available < line.quantity()) {
-        shortLines.add(new PreconditionViolation("OUT_OF_STOCK",
-            "products/" + line.productId() + "/warehouses/" + line.warehouseId(),
-            "requested " + line.quantity() + ", available " + available));
+        shortLines.add(new OutOfStockException.Shortage(line.productId(), line.warehouseId(), line.quantity(), available));
         continue;
       }
       items.addAll(changes.change(read, 0, line.quantity(), wanted.updateTime()));
     }
     if (!shortLines.isEmpty()) {
-      throw new FailedPreconditionException("OUT_OF_STOCK",
-          "order " + wanted.orderId() + " asks for more than is available on " + shortLines.size() + " of its "
-              + wanted.lines().size() + " lines: nothing was held",
-          Map.of("order_id", wanted.orderId(), "short_lines", Integer.toString(shortLines.size())), shortLines);
+      throw new OutOfStockException(wanted.orderId(), wanted.lines().size(), shortLines);
     }
     return items;
   }

@@ -3,6 +3,7 @@ package dev.warehouse.inventory.domain;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.warehouse.inventory.domain.Reservation.ReleaseCause;
 import dev.warehouse.inventory.domain.Reservation.State;
 import dev.warehouse.runtime.error.ServiceException;
 import java.time.Instant;
@@ -51,9 +52,30 @@ class ReservationRulesTest {
     assertThat(in(State.COMMITTED, LINES).confirmed().state()).isEqualTo(State.COMMITTED);
     assertThatThrownBy(() -> in(State.RELEASED, LINES).confirmed())
         .satisfies(e -> assertThat(reason(e)).isEqualTo("RESERVATION_RELEASED"));
-    in(State.CONFIRMED, LINES).requireReleasable();
-    assertThatThrownBy(() -> in(State.COMMITTED, LINES).requireReleasable())
+    assertThatThrownBy(() -> in(State.COMMITTED, LINES).releasedBy(ReleaseCause.ORDER_CANCELLED, T))
         .satisfies(e -> assertThat(reason(e)).isEqualTo("RESERVATION_COMMITTED"));
     assertThat(reason(Reservation.notFound("O-1"))).isEqualTo("RESERVATION_NOT_FOUND");
+  }
+
+  @Test
+  void aRejectionFencesAHold_butNeverUndoesAConfirm_onlyACancellationFreesAConfirmedReservation() {
+    assertThat(in(State.HELD, LINES).releasedBy(ReleaseCause.ORDER_REJECTED, T)).isTrue();
+    assertThatThrownBy(() -> in(State.CONFIRMED, LINES).releasedBy(ReleaseCause.ORDER_REJECTED, T))
+        .satisfies(e -> assertThat(reason(e)).isEqualTo("RESERVATION_CONFIRMED"));
+    assertThatThrownBy(() -> in(State.COMMITTED, LINES).releasedBy(ReleaseCause.ORDER_REJECTED, T))
+        .satisfies(e -> assertThat(reason(e)).isEqualTo("RESERVATION_COMMITTED"));
+    assertThat(in(State.CONFIRMED, LINES).releasedBy(ReleaseCause.ORDER_CANCELLED, T)).isTrue();
+    assertThat(in(State.HELD, LINES).releasedBy(ReleaseCause.ORDER_CANCELLED, T)).isTrue();
+    for (ReleaseCause cause : ReleaseCause.values()) {
+      assertThat(in(State.RELEASED, LINES).releasedBy(cause, T)).as("a released one, as it is").isFalse();
+    }
+  }
+
+  @Test
+  void theExpiryReleasesOnlyAHeldHoldPastItsExpiry() {
+    assertThat(in(State.HELD, LINES).releasedBy(ReleaseCause.HOLD_EXPIRED, T)).isTrue();
+    assertThat(in(State.HELD, LINES).releasedBy(ReleaseCause.HOLD_EXPIRED, T.minusMillis(1))).isFalse();
+    assertThat(in(State.CONFIRMED, LINES).releasedBy(ReleaseCause.HOLD_EXPIRED, T.plusSeconds(60))).isFalse();
+    assertThat(in(State.COMMITTED, LINES).releasedBy(ReleaseCause.HOLD_EXPIRED, T.plusSeconds(60))).isFalse();
   }
 }

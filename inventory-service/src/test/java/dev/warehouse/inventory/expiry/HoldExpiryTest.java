@@ -136,7 +136,7 @@ class HoldExpiryTest {
     // The sweeps and callers' releases of the same holds, all at once.
     List<CompletableFuture<?>> racing = new java.util.ArrayList<>();
     racing.add(expiry.sweep());
-    orders.forEach(o -> racing.add(reservations.release(o)));
+    orders.forEach(o -> racing.add(reservations.release(o, ReleaseCause.ORDER_REJECTED)));
     orders.forEach(o -> racing.add(reservations.expire(o, clock.instant())));
     CompletableFuture.allOf(racing.toArray(CompletableFuture[]::new)).join();
     sweepUntil(() -> orders.stream().allMatch(o -> stateOf(o) == State.RELEASED));

@@ -24,11 +24,14 @@ import java.util.logging.Logger;
  *
  * <p>An order buys stock, held in the inventory-service ({@link StockReservations}), whose reservation is
  * the one truth of whether its stock is held. Placing writes the order PENDING, owing the step
- * {@link StockStep#PLACE}; holds its lines; confirms the hold; and only then writes it PLACED. Lines that
- * cannot be held reject it: their reservation is released (or a tombstone left, so that a late hold
- * fails), and then it is written REJECTED. So a PLACED order always has its stock held, and a REJECTED one
- * holds none. Cancelling and shipping write the new status with the step it owes (RELEASE, COMMIT), make
- * the step, and mark it done. Whatever a crash or a lost answer interrupts, the order still owes its step,
+ * {@link StockStep#PLACE}; holds its lines; confirms the hold; and only then writes it PLACED. A PENDING
+ * order's fate is decided once, at its reservation: lines that cannot be held (or a hold given up on) are
+ * fenced there first (a HELD reservation released, or a tombstone left so that a late hold fails), and
+ * only then is the order written REJECTED; a fence that finds the reservation CONFIRMED places the order
+ * instead, since another path confirmed it. So a PLACED order always has its stock held, a REJECTED one
+ * holds none, and no rejecting path undoes a confirm. Cancelling and shipping write the new status with
+ * the step it owes (RELEASE, COMMIT), make the step, and mark it done; a later move carries a step still
+ * owed (DELIVERED keeps SHIPPED's COMMIT). Whatever a crash or a lost answer interrupts, the order still owes its step,
  * and {@link #recover} (the recovery loop's) finishes it; every step is idempotent by order id, so the
  * inventory moves an order's stock exactly once however often it is repeated.
  */
@@ -42,17 +45,16 @@ public final class OrderService {
   private final OrderRepository repository;
   private final StockReservations stock;
   private final Clock clock;
-  private final Duration stepGrace;
+  private final Delay delay;
+  private final SagaTimings timings;
 
-  /**
-   * @param stepGrace how long after a step is owed the recovery takes it over ({@code ORDER_STEP_GRACE_SECONDS}):
-   *                  the call that owes it has had its chance by then
-   */
-  public OrderService(OrderRepository repository, StockReservations stock, Clock clock, Duration stepGrace) {
+  /** @param delay where a status change waits out its step budget (the process's timer) */
+  public OrderService(OrderRepository repository, StockReservations stock, Clock clock, Delay delay, SagaTimings timings) {
     this.repository = repository;
     this.stock = stock;
     this.clock = clock;
-    this.stepGrace = stepGrace;
+    this.delay = delay;
+    this.timings = timings;
   }
 
   /**
@@ -73,7 +75,7 @@ public final class OrderService {
         command.lines(),
         command.lines().size(),
         Optional.empty(),
-        Optional.of(new PendingStep(StockStep.PLACE, now.plus(stepGrace))));
+        Optional.of(new PendingStep(StockStep.PLACE, now.plus(timings.stepGrace()))));
     return repository.create(order, command, now).thenCompose(this::answerPlacing);
   }
 
@@ -88,7 +90,7 @@ public final class OrderService {
 
   /** Holds a PENDING order's lines, then places it; rejects it when they cannot be held. */
   private CompletableFuture<Order> hold(Order pending) {
-    return stock.reserve(pending.orderId(), pending.lines()).handle((state, failure) -> {
+    return stock.reserve(pending.orderId(), pending.lines(), timings.hold()).handle((state, failure) -> {
       if (failure == null) {
         return confirmAndPlace(pending);
       }
@@ -124,10 +126,26 @@ public final class OrderService {
     }).thenCompose(next -> next);
   }
 
-  /** Releases whatever the order holds (or leaves a tombstone), then writes it REJECTED. */
+  /**
+   * Decides a PENDING order's fate at its reservation, then writes it: the fence (a release for
+   * ORDER_REJECTED) frees a hold, or leaves a tombstone where there is none, and only then is the order
+   * written REJECTED. The fence never undoes a confirm: refused because the reservation is confirmed (or
+   * committed), it means another path (the buyer's retry, another instance, the recovery) placed the
+   * order, which is then placed here too, not rejected.
+   */
   private CompletableFuture<Order> reject(Order pending, Rejection why) {
-    return stock.release(pending.orderId())
-        .thenCompose(released -> finish(pending, pending.rejected(why, clock.instant())));
+    return stock.release(pending.orderId(), StockReservations.Cause.ORDER_REJECTED).handle((state, failure) -> {
+      if (failure == null) {
+        return finish(pending, pending.rejected(why, clock.instant()));
+      }
+      Throwable cause = Failures.cause(failure);
+      if (isReason(cause, StockReservations.CONFIRMED) || isReason(cause, StockReservations.COMMITTED)) {
+        log.info("event=rejection_overruled order_id=" + pending.orderId() + " reason=" + why.reason()
+            + " reservation=" + ((ServiceException) cause).reason());
+        return finish(pending, pending.movedTo(OrderStatus.PLACED, clock.instant(), Optional.empty()));
+      }
+      return CompletableFuture.<Order>failedFuture(cause); // unknown: the order stays PENDING
+    }).thenCompose(next -> next);
   }
 
   /**
@@ -203,7 +221,8 @@ public final class OrderService {
    * one, a concurrent change makes us read again and re-check the transition, up to
    * {@value #STATUS_CHANGE_ROUNDS} rounds. A move that owes the inventory a step (CANCELLED: release;
    * SHIPPED: commit) is written with it, then the step is made; if it cannot be made now, the change
-   * stands and the recovery makes it.
+   * stands and the recovery makes it. A move to the status the order already has is answered with the
+   * order as it is, whatever version was expected (a repeated change, not an error).
    */
   public CompletableFuture<Order> updateOrderStatus(String orderId, OrderStatus next, Optional<Long> expectedVersion) {
     return updateOrderStatus(orderId, next, expectedVersion, Optional.empty());
@@ -220,6 +239,11 @@ public final class OrderService {
     return repository.find(orderId, true)
         .thenCompose(found -> {
           Order current = inScope(found, scope).orElseThrow(() -> notFound(orderId));
+          if (current.status() == next) {
+            // The change already happened (this caller's earlier try, or another's): answered as it is,
+            // whatever version the caller expected, and a step it still owes is tried again below.
+            return CompletableFuture.completedFuture(current);
+          }
           if (expectedVersion.isPresent() && expectedVersion.get() != current.version()) {
             throw versionMismatch(orderId, expectedVersion.get(), current.version());
           }
@@ -229,8 +253,14 @@ public final class OrderService {
                 Map.of("order_id", orderId, "from", current.status().name(), "to", next.name()));
           }
           Instant now = clock.instant();
+          // A step still owed goes on with the order (DELIVERED keeps SHIPPED's COMMIT): dropping it would
+          // leave the units on hand and reserved for good. Today no move that owes a step of its own starts
+          // from one that owes another.
           Optional<PendingStep> step = current.buysStock()
-              ? next.stockStep().map(s -> new PendingStep(s, now.plus(stepGrace))) : Optional.empty();
+              ? next.stockStep().map(s -> new PendingStep(s, now.plus(timings.stepGrace()))) : Optional.empty();
+          if (step.isEmpty()) {
+            step = current.pending().filter(p -> p.step() != StockStep.PLACE);
+          }
           return repository.changeStatus(current, current.movedTo(next, now, step));
         })
         .exceptionallyCompose(failure -> {
@@ -252,27 +282,37 @@ public final class OrderService {
   }
 
   /**
-   * Makes the RELEASE or COMMIT step {@code order} owes, then marks it done. Never fails: a step that
-   * cannot be made now stays owed, for the recovery, and the order is answered as written.
+   * Makes the RELEASE or COMMIT step {@code order} owes, then marks it done, within the step budget. Never
+   * fails: a step that cannot be made now, or not within the budget, stays owed, for the recovery, and the
+   * order is answered as written (the caller learns the change happened, promptly, whatever the inventory does).
    */
   private CompletableFuture<Order> makeStep(Order order) {
     if (order.pending().isEmpty() || order.pending().get().step() == StockStep.PLACE) {
       return CompletableFuture.completedFuture(order);
     }
-    return releaseOrCommit(order).handle((done, failure) -> {
+    CompletableFuture<Order> answer = new CompletableFuture<>();
+    releaseOrCommit(order).whenComplete((done, failure) -> {
       if (failure != null) {
         log.warning("event=stock_step_deferred order_id=" + order.orderId() + " step=" + order.pending().get().step()
             + " detail=\"" + Failures.cause(failure).getMessage() + "\" recovery_after=" + order.pending().get().due());
-        return order;
+        answer.complete(order);
+      } else {
+        answer.complete(done);
       }
-      return done;
     });
+    delay.after(timings.stepBudget()).thenRun(() -> {
+      if (answer.complete(order)) {
+        log.info("event=stock_step_deferred order_id=" + order.orderId() + " step=" + order.pending().get().step()
+            + " detail=\"not made within the step budget\" recovery_after=" + order.pending().get().due());
+      }
+    });
+    return answer;
   }
 
   /** Makes {@code order}'s owed RELEASE or COMMIT step at the inventory, then marks it done; completes with the order owing nothing. */
   private CompletableFuture<Order> releaseOrCommit(Order order) {
     CompletableFuture<StockReservations.State> call = order.pending().get().step() == StockStep.RELEASE
-        ? stock.release(order.orderId()) : stock.commit(order.orderId());
+        ? stock.release(order.orderId(), StockReservations.Cause.ORDER_CANCELLED) : stock.commit(order.orderId());
     return call.thenCompose(state -> repository.stepDone(order)).thenApply(done -> order.stepDone());
   }
 

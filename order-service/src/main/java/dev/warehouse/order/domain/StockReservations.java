@@ -11,7 +11,8 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Failures: {@link OutOfStockException} (reserve), {@link NotStockedException} (reserve: a line's product is
  * not stocked at its warehouse), a {@code FailedPreconditionException} of reason {@link #RELEASED} (the
- * reservation was released: its hold expired, or a release came first) or {@link #COMMITTED}; anything
+ * reservation was released: its hold expired, or a release came first), {@link #CONFIRMED} (a rejection's
+ * release found the reservation confirmed: the order was placed) or {@link #COMMITTED}; anything
  * else (the inventory unreachable, its circuit open, the deadline passed) leaves the outcome unknown.
  */
 public interface StockReservations {
@@ -20,12 +21,25 @@ public interface StockReservations {
   String RELEASED = "RESERVATION_RELEASED";
   /** The reason of the FAILED_PRECONDITION of a release of a committed reservation. */
   String COMMITTED = "RESERVATION_COMMITTED";
+  /** The reason of the FAILED_PRECONDITION of a rejection's release (the fence) of a confirmed reservation. */
+  String CONFIRMED = "RESERVATION_CONFIRMED";
+
+  /** Why an order's stock is released: the inventory lets only a cancellation free a confirmed reservation. */
+  enum Cause {
+    /** The order was rejected or abandoned, never placed: a fence that releases a hold, never a confirm. */
+    ORDER_REJECTED,
+    /** The placed order was cancelled: its confirmed reservation is released. */
+    ORDER_CANCELLED
+  }
 
   /** Where an order's reservation is in its life. */
   enum State { HELD, CONFIRMED, COMMITTED, RELEASED }
 
-  /** Holds every line or none; completes with the reservation's state (HELD, or later on a replay). */
-  CompletableFuture<State> reserve(String orderId, List<OrderLine> lines);
+  /**
+   * Holds every line or none, for {@code hold} unless confirmed; completes with the reservation's state
+   * (HELD, or later on a replay).
+   */
+  CompletableFuture<State> reserve(String orderId, List<OrderLine> lines, java.time.Duration hold);
 
   /** A HELD reservation no longer expires; completes with its state. */
   CompletableFuture<State> confirm(String orderId);
@@ -33,8 +47,11 @@ public interface StockReservations {
   /** The order shipped: its units leave the warehouse. */
   CompletableFuture<State> commit(String orderId);
 
-  /** Gives the order's held stock back, or leaves a tombstone that a late reserve fails on. */
-  CompletableFuture<State> release(String orderId);
+  /**
+   * Gives the order's held stock back for {@code cause}, or leaves a tombstone that a late reserve fails
+   * on. For ORDER_REJECTED, fails with {@link #CONFIRMED} when the reservation is confirmed.
+   */
+  CompletableFuture<State> release(String orderId, Cause cause);
 
   /** The order's reservation, read strongly; empty when it has none. */
   CompletableFuture<Optional<State>> find(String orderId);

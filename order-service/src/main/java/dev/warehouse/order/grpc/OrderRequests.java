@@ -100,6 +100,14 @@ final class OrderRequests {
       v.add("lines", "must have at most " + OrderLines.MAX_LINES + " lines of distinct product and warehouse, got "
           + merged.size() + ": the inventory holds an order's stock in one DynamoDB transaction, of at most 100 items");
     }
+    for (OrderLine line : merged) {
+      // Checked after merging too: the inventory holds at most this much of one product at one warehouse per order,
+      // and a line it refuses would leave the order PENDING until the recovery gave up on it.
+      if (line.quantity() > OrderLines.MAX_QUANTITY) {
+        v.add("lines", "must hold at most " + OrderLines.MAX_QUANTITY + " units of product " + line.productId()
+            + " at warehouse " + line.warehouseId() + " once its lines are merged, got " + line.quantity());
+      }
+    }
     return conflicts.isEmpty() ? merged : List.of();
   }
 

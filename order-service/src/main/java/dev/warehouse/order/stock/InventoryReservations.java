@@ -3,21 +3,23 @@ package dev.warehouse.order.stock;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.rpc.ErrorInfo;
-import com.google.rpc.PreconditionFailure;
 import com.google.rpc.RetryInfo;
 import dev.warehouse.inventory.v1.CommitReservationRequest;
 import dev.warehouse.inventory.v1.ConfirmReservationRequest;
 import dev.warehouse.inventory.v1.GetReservationRequest;
+import dev.warehouse.inventory.v1.ReleaseCause;
 import dev.warehouse.inventory.v1.ReleaseReservationRequest;
 import dev.warehouse.inventory.v1.Reservation;
 import dev.warehouse.inventory.v1.ReservationLine;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.inventory.v1.ReserveStockRequest;
+import dev.warehouse.inventory.v1.StockShortages;
 import dev.warehouse.order.domain.NotStockedException;
 import dev.warehouse.order.domain.OrderLine;
 import dev.warehouse.order.domain.OutOfStockException;
 import dev.warehouse.order.domain.Shortage;
 import dev.warehouse.order.domain.StockReservations;
+import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.CancelledException;
 import dev.warehouse.runtime.error.DeadlineExceededException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
@@ -46,9 +48,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The inventory-service's {@code ReservationService}, called directly (not through the gateway) over one
@@ -60,7 +59,9 @@ import java.util.regex.Pattern;
  *       its cancellation (grpc-java propagates the current {@link Context}); one made outside a call (the
  *       recovery) gets {@code INVENTORY_CALL_TIMEOUT_MS}, and so does a caller without a deadline.
  *   <li><b>Retries.</b> Only calls the contract declares idempotent (every reservation RPC is, by order id)
- *       are tried again, on UNAVAILABLE or ABORTED, with jittered backoff, while the deadline leaves room.
+ *       are tried again, and only when the transport failed (UNAVAILABLE without the inventory's ErrorInfo:
+ *       no instance reached, a connection reset), with jittered backoff, while the deadline leaves room.
+ *       What the inventory answered itself was retried in its own layer: each failure is retried once.
  *   <li><b>Circuit breaker.</b> It hears only of the inventory's own failures (UNAVAILABLE, or the deadline
  *       passing on a call that had a fair budget). A caller whose deadline leaves less than the minimum
  *       budget is refused at once (DEADLINE_EXCEEDED, reason {@code DEADLINE_TOO_SHORT}) without asking
@@ -78,10 +79,6 @@ public final class InventoryReservations implements StockReservations {
   /** First backoff; doubled each retry, ±50 % jitter. */
   static final Duration INITIAL_BACKOFF = Duration.ofMillis(20);
 
-  private static final Logger log = Logger.getLogger(InventoryReservations.class.getName());
-  private static final Pattern NUMBER_REQUESTED = Pattern.compile("requested (\\d+)");
-  private static final Pattern NUMBER_AVAILABLE = Pattern.compile("(\\d+) available|available (\\d+)");
-  private static final Pattern SUBJECT = Pattern.compile("products/([^/]+)/warehouses/([^/]+)");
 
   private final ManagedChannel channel;
   private final CircuitBreaker breaker;
@@ -111,8 +108,9 @@ public final class InventoryReservations implements StockReservations {
   }
 
   @Override
-  public CompletableFuture<State> reserve(String orderId, List<OrderLine> lines) {
-    ReserveStockRequest.Builder request = ReserveStockRequest.newBuilder().setOrderId(orderId);
+  public CompletableFuture<State> reserve(String orderId, List<OrderLine> lines, Duration hold) {
+    ReserveStockRequest.Builder request = ReserveStockRequest.newBuilder().setOrderId(orderId)
+        .setHoldDuration(com.google.protobuf.Duration.newBuilder().setSeconds(hold.getSeconds()).setNanos(hold.getNano()));
     lines.forEach(l -> request.addLines(ReservationLine.newBuilder()
         .setProductId(l.productId()).setWarehouseId(l.warehouseId()).setQuantity(l.quantity())));
     return call(ReservationServiceGrpc.getReserveStockMethod(), request.build(), orderId).thenApply(InventoryReservations::state);
@@ -131,9 +129,12 @@ public final class InventoryReservations implements StockReservations {
   }
 
   @Override
-  public CompletableFuture<State> release(String orderId) {
+  public CompletableFuture<State> release(String orderId, Cause cause) {
+    ReleaseCause why = cause == Cause.ORDER_CANCELLED ? ReleaseCause.RELEASE_CAUSE_ORDER_CANCELLED
+        : ReleaseCause.RELEASE_CAUSE_ORDER_REJECTED;
     return call(ReservationServiceGrpc.getReleaseReservationMethod(),
-        ReleaseReservationRequest.newBuilder().setOrderId(orderId).build(), orderId).thenApply(InventoryReservations::state);
+        ReleaseReservationRequest.newBuilder().setOrderId(orderId).setCause(why).build(), orderId)
+        .thenApply(InventoryReservations::state);
   }
 
   @Override
@@ -202,16 +203,23 @@ public final class InventoryReservations implements StockReservations {
           }
 
           @Override
-          public void onError(Throwable failure) {
+          public void onError(Throwable received) {
+            // The caller's deadline passing cancels its context, and the call can end CANCELLED before its own
+            // deadline fires: that is the deadline, and answered as one.
+            Throwable failure = context.isCancelled() && budget.isExpired()
+                && Status.fromThrowable(received).getCode() == Status.Code.CANCELLED
+                ? Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed").asRuntimeException() : received;
             Status.Code code = Status.fromThrowable(failure).getCode();
-            if (code == Status.Code.UNAVAILABLE) {
+            boolean transport = !answeredByInventory(failure);
+            if (code == Status.Code.UNAVAILABLE && transport) {
               // A lost connection: reconnect now, not after the channel's growing backoff (as the gateway does).
               channel.resetConnectBackoff();
             }
             long backoff = backoffNanos(number);
-            // UNAVAILABLE: no instance answered. ABORTED: the inventory's own rounds of a contended stock record
-            // ran out; the call is idempotent, so another try is safe.
-            if ((code == Status.Code.UNAVAILABLE || code == Status.Code.ABORTED) && number < attempts && !context.isCancelled()
+            // Only the transport's failures are tried again here: whatever the inventory answered itself (ABORTED
+            // once its own rounds on a contended stock record ran out, UNAVAILABLE once its data layer's retries
+            // did) was retried in its own layer already.
+            if (code == Status.Code.UNAVAILABLE && transport && number < attempts && !context.isCancelled()
                 && budget.timeRemaining(TimeUnit.NANOSECONDS) >= backoff + minBudgetNanos) {
               Counter.builder("inventory.client.retries").description("calls to the inventory-service tried again")
                   .tag("method", method.getBareMethodName()).register(meters).increment();
@@ -222,8 +230,9 @@ public final class InventoryReservations implements StockReservations {
             long elapsed = System.nanoTime() - started;
             if (context.isCancelled() && !budget.isExpired()) {
               breaker.releasePermission(); // the caller went away: nothing learnt about the inventory
-            } else if (code == Status.Code.UNAVAILABLE || code == Status.Code.DEADLINE_EXCEEDED
-                || code == Status.Code.CANCELLED) {
+            } else if (code == Status.Code.UNAVAILABLE && transport || code == Status.Code.DEADLINE_EXCEEDED) {
+              // Unreachable, or silent past the deadline: the inventory's own failures. Its answers (contention,
+              // refusals, its database's failures) do not count against it.
               breaker.onError(elapsed, TimeUnit.NANOSECONDS, failure);
             } else {
               breaker.onSuccess(elapsed, TimeUnit.NANOSECONDS);
@@ -246,20 +255,32 @@ public final class InventoryReservations implements StockReservations {
     return (long) (base * (0.5 + ThreadLocalRandom.current().nextDouble()));
   }
 
-  /** The inventory's answer, in the order domain's terms; its own words stay in our log. */
-  static RuntimeException translate(Throwable failure, String orderId) {
+  /** Whether a failure is the inventory's own answer (it carries our ErrorInfo), not the transport's. */
+  public static boolean answeredByInventory(Throwable failure) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(failure);
+    return status != null && status.getDetailsList().stream().anyMatch(detail -> detail.is(ErrorInfo.class));
+  }
+
+  /**
+   * The inventory's answer, in the order domain's terms, each keeping its meaning: contention stays ABORTED
+   * (retry, with RetryInfo), unreachability UNAVAILABLE; what only a fault of ours or of the deployment
+   * explains (the inventory refusing our request as malformed, or our identity) is INTERNAL, logged here
+   * with the inventory's words, never "retry". Its own words stay in our log.
+   */
+  public static RuntimeException translate(Throwable failure, String orderId) {
     Status status = Status.fromThrowable(failure);
     com.google.rpc.Status details = StatusProto.fromThrowable(failure);
     String reason = "";
-    PreconditionFailure precondition = null;
+    List<Shortage> shortages = new ArrayList<>();
     Duration retryDelay = DEFAULT_RETRY_DELAY;
     if (details != null) {
       for (Any any : details.getDetailsList()) {
         try {
           if (any.is(ErrorInfo.class)) {
             reason = any.unpack(ErrorInfo.class).getReason();
-          } else if (any.is(PreconditionFailure.class)) {
-            precondition = any.unpack(PreconditionFailure.class);
+          } else if (any.is(StockShortages.class)) {
+            any.unpack(StockShortages.class).getShortagesList().forEach(s -> shortages.add(
+                new Shortage(s.getProductId(), s.getWarehouseId(), s.getRequested(), s.getAvailable())));
           } else if (any.is(RetryInfo.class)) {
             com.google.protobuf.Duration delay = any.unpack(RetryInfo.class).getRetryDelay();
             retryDelay = Duration.ofSeconds(delay.getSeconds(), delay.getNanos());
@@ -272,9 +293,10 @@ public final class InventoryReservations implements StockReservations {
     switch (status.getCode()) {
       case FAILED_PRECONDITION:
         if (reason.equals(OutOfStockException.REASON)) {
-          return new OutOfStockException(orderId, shortages(precondition));
+          return new OutOfStockException(orderId, shortages);
         }
-        if (reason.equals(RELEASED) || reason.equals(COMMITTED) || reason.equals("RESERVATION_NOT_CONFIRMED")) {
+        if (reason.equals(RELEASED) || reason.equals(COMMITTED) || reason.equals(CONFIRMED)
+            || reason.equals("RESERVATION_NOT_CONFIRMED")) {
           return new FailedPreconditionException(reason, "the order's reservation is " + reason.substring(12).toLowerCase(),
               Map.of("order_id", orderId));
         }
@@ -289,12 +311,20 @@ public final class InventoryReservations implements StockReservations {
               Map.of("order_id", orderId));
         }
         break;
+      case ABORTED:
+        // The inventory's rounds on a contended stock record ran out: nothing was held or moved.
+        return new AbortedException("STOCK_CONTENDED",
+            "the stock of the order's lines is changing too often to hold it now; retry with the same request_id",
+            Map.of("order_id", orderId), Optional.of(retryDelay));
       case RESOURCE_EXHAUSTED:
         // The inventory refused before holding anything (its concurrency limit, or its store throttling):
         // the order stays PENDING, and the same request_id asks again.
         return new ResourceExhaustedException(reason.isEmpty() ? "OVERLOADED" : reason,
             "the inventory-service is busy and held none of the order's stock; retry with the same request_id",
             Map.of("order_id", orderId), retryDelay);
+      case UNAVAILABLE:
+        return new UnavailableException("INVENTORY_UNAVAILABLE",
+            "the inventory-service could not hold or move the order's stock now; retry with the same request_id", failure);
       case DEADLINE_EXCEEDED:
         return new DeadlineExceededException("DEADLINE_EXCEEDED", "the inventory-service did not answer in time", failure);
       case CANCELLED:
@@ -302,10 +332,10 @@ public final class InventoryReservations implements StockReservations {
       default:
         break;
     }
-    log.warning("event=inventory_call_failed order_id=" + orderId + " code=" + status.getCode() + " reason=" + reason
-        + " detail=\"" + status.getDescription() + "\"");
-    return new UnavailableException("INVENTORY_UNAVAILABLE",
-        "the inventory-service could not hold or move the order's stock now; retry with the same request_id", failure);
+    // INVALID_ARGUMENT, PERMISSION_DENIED, UNAUTHENTICATED, INTERNAL, an unknown reason ...: a fault of ours or
+    // of the deployment, which no retry mends. INTERNAL to our caller, with the inventory's words in our log only.
+    return new IllegalStateException("the inventory-service refused a call for order " + orderId + ": " + status.getCode()
+        + " " + reason + " " + status.getDescription());
   }
 
   /** Used when the inventory's refusal names no delay. */
@@ -322,27 +352,5 @@ public final class InventoryReservations implements StockReservations {
       }
     }
     return Map.of();
-  }
-
-  private static List<Shortage> shortages(PreconditionFailure precondition) {
-    List<Shortage> shortages = new ArrayList<>();
-    if (precondition == null) {
-      return shortages;
-    }
-    for (PreconditionFailure.Violation v : precondition.getViolationsList()) {
-      Matcher subject = SUBJECT.matcher(v.getSubject());
-      if (!subject.find()) {
-        continue;
-      }
-      Matcher requested = NUMBER_REQUESTED.matcher(v.getDescription());
-      Matcher available = NUMBER_AVAILABLE.matcher(v.getDescription());
-      long available_ = 0;
-      if (available.find()) {
-        available_ = Long.parseLong(available.group(1) != null ? available.group(1) : available.group(2));
-      }
-      shortages.add(new Shortage(subject.group(1), subject.group(2),
-          requested.find() ? Long.parseLong(requested.group(1)) : 0, available_));
-    }
-    return shortages;
   }
 }

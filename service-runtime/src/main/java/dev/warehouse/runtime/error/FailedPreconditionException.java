@@ -10,6 +10,7 @@ import java.util.Map;
 public class FailedPreconditionException extends ServiceException {
 
   private final List<PreconditionViolation> violations;
+  private final List<com.google.protobuf.Message> details;
 
   public FailedPreconditionException(String reason, String message, Map<String, String> metadata) {
     this(reason, message, metadata, List.of());
@@ -21,8 +22,18 @@ public class FailedPreconditionException extends ServiceException {
    */
   public FailedPreconditionException(String reason, String message, Map<String, String> metadata,
       List<PreconditionViolation> violations) {
+    this(reason, message, metadata, violations, List.of());
+  }
+
+  /**
+   * With {@code details} too, sent as they are beside the others: a contract's own typed detail, built in the
+   * transport layer from the domain's values (the numbers of an OUT_OF_STOCK, say).
+   */
+  public FailedPreconditionException(String reason, String message, Map<String, String> metadata,
+      List<PreconditionViolation> violations, List<com.google.protobuf.Message> details) {
     super(reason, message, metadata);
     this.violations = List.copyOf(violations);
+    this.details = List.copyOf(details);
   }
 
   public FailedPreconditionException(String reason, String message) {
@@ -33,10 +44,16 @@ public class FailedPreconditionException extends ServiceException {
   public FailedPreconditionException(String reason, String message, Map<String, String> metadata, Throwable cause) {
     super(reason, message, metadata, cause);
     this.violations = List.of();
+    this.details = List.of();
   }
 
   /** The unmet preconditions, one by one; empty when the reason says it all. */
   public List<PreconditionViolation> violations() {
     return violations;
+  }
+
+  /** Typed details of the contract, sent beside the ErrorInfo; empty for most. */
+  public List<com.google.protobuf.Message> details() {
+    return details;
   }
 }

@@ -139,8 +139,10 @@ public final class GrpcErrors {
       }
       status.addDetails(Any.pack(badRequest.build()));
     }
-    if (e instanceof ResourceExhaustedException exhausted && exhausted.retryDelay().isPresent()) {
-      java.time.Duration delay = exhausted.retryDelay().get();
+    java.util.Optional<java.time.Duration> retryDelay = e instanceof ResourceExhaustedException exhausted
+        ? exhausted.retryDelay() : e instanceof AbortedException aborted ? aborted.retryDelay() : java.util.Optional.empty();
+    if (retryDelay.isPresent()) {
+      java.time.Duration delay = retryDelay.get();
       status.addDetails(Any.pack(RetryInfo.newBuilder().setRetryDelay(com.google.protobuf.Duration.newBuilder()
           .setSeconds(delay.getSeconds()).setNanos(delay.getNano())).build()));
     }
@@ -150,6 +152,9 @@ public final class GrpcErrors {
         failure.addViolationsBuilder().setType(v.type()).setSubject(v.subject()).setDescription(v.description());
       }
       status.addDetails(Any.pack(failure.build()));
+    }
+    if (e instanceof FailedPreconditionException failed) {
+      failed.details().forEach(detail -> status.addDetails(Any.pack(detail)));
     }
     return status.build();
   }

@@ -1,0 +1,121 @@
+package dev.warehouse.simulation;
+
+import dev.warehouse.order.domain.Order;
+import dev.warehouse.order.domain.OrderPageQuery;
+import dev.warehouse.order.domain.OrderRepository;
+import dev.warehouse.order.domain.PlaceOrderCommand;
+import dev.warehouse.order.domain.StaleOrderException;
+import dev.warehouse.runtime.error.AbortedException;
+import dev.warehouse.runtime.error.AlreadyExistsException;
+import dev.warehouse.runtime.paging.Page;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * {@link OrderRepository} in memory, with the conditions of its DynamoDB implementation: a create only
+ * where neither the order nor its request record exists (a replay of the request answers the order as
+ * it is), every change only at the version read. Both copies of an order are written together, so one
+ * record stands for them.
+ */
+final class MemoryOrders implements OrderRepository {
+
+  private record RequestRecord(String orderId, String fingerprint) {}
+
+  private final MemoryDb db;
+  final Map<String, Order> orders = new LinkedHashMap<>();
+  private final Map<String, RequestRecord> requests = new LinkedHashMap<>();
+
+  MemoryOrders(MemoryDb db) {
+    this.db = db;
+  }
+
+  private static AbortedException conflict() {
+    return new AbortedException("TRANSACTION_CONFLICT", "a conflicting transaction was in progress; retry");
+  }
+
+  @Override
+  public CompletableFuture<Order> create(Order order, PlaceOrderCommand command, Instant now) {
+    return db.write("create " + order.orderId(), MemoryOrders::conflict, () -> {
+      String requestKey = command.customerId() + "#" + command.requestId();
+      RequestRecord record = requests.get(requestKey);
+      if (record != null) {
+        if (!record.fingerprint().equals(command.fingerprint())) {
+          throw command.requestIdReused();
+        }
+        return orders.get(record.orderId());
+      }
+      if (orders.containsKey(order.orderId())) {
+        throw new AlreadyExistsException("ORDER_ALREADY_EXISTS", "order " + order.orderId() + " already exists",
+            Map.of("order_id", order.orderId()));
+      }
+      orders.put(order.orderId(), order);
+      requests.put(requestKey, new RequestRecord(order.orderId(), command.fingerprint()));
+      return order;
+    });
+  }
+
+  @Override
+  public CompletableFuture<Optional<Order>> find(String orderId, boolean consistentRead) {
+    return db.read("find " + orderId, () -> Optional.ofNullable(orders.get(orderId)));
+  }
+
+  @Override
+  public CompletableFuture<Page<Order>> listByCustomer(String customerId, OrderPageQuery query) {
+    throw new UnsupportedOperationException("not part of the saga");
+  }
+
+  @Override
+  public CompletableFuture<Order> finishPlacing(Order current, Order finished) {
+    return atVersion("finish " + current.orderId(), current, finished);
+  }
+
+  @Override
+  public CompletableFuture<Order> changeStatus(Order current, Order updated) {
+    return atVersion("change " + current.orderId() + " to " + updated.status(), current, updated);
+  }
+
+  private CompletableFuture<Order> atVersion(String what, Order current, Order updated) {
+    return db.write(what, MemoryOrders::conflict, () -> {
+      Order stored = orders.get(current.orderId());
+      if (stored == null) {
+        throw new IllegalStateException("order " + current.orderId() + " lacks its copies");
+      }
+      if (stored.version() != current.version()) {
+        throw new StaleOrderException(current.orderId());
+      }
+      orders.put(current.orderId(), updated);
+      return updated;
+    });
+  }
+
+  @Override
+  public CompletableFuture<Boolean> stepDone(Order order) {
+    return db.write("step done " + order.orderId(), MemoryOrders::conflict, () -> {
+      Order stored = orders.get(order.orderId());
+      if (stored == null || stored.version() != order.version() || stored.pending().isEmpty()
+          || stored.pending().get().step() != order.pending().orElseThrow().step()) {
+        return false;
+      }
+      orders.put(order.orderId(), stored.stepDone());
+      return true;
+    });
+  }
+
+  @Override
+  public CompletableFuture<Page<Order>> listStalled(Instant now, int pageSize, String pageToken) {
+    return db.read("list stalled", () -> {
+      List<Order> due = orders.values().stream()
+          .filter(o -> o.pending().isPresent() && !o.pending().get().due().isAfter(now))
+          .sorted(Comparator.comparing((Order o) -> o.pending().get().due()).thenComparing(Order::orderId))
+          .toList();
+      int from = pageToken.isEmpty() ? 0 : Integer.parseInt(pageToken);
+      int to = Math.min(due.size(), from + pageSize);
+      return new Page<>(due.subList(from, to), to < due.size() ? Integer.toString(to) : "");
+    });
+  }
+}
