@@ -157,6 +157,10 @@ class InventoryAuditTest {
       inventory.reservations().releaseReservation(ReleaseReservationRequest.newBuilder().setOrderId(c).build());
       inventory.reservations().confirmReservation(ConfirmReservationRequest.newBuilder().setOrderId(a).build());
       inventory.reservations().commitReservation(CommitReservationRequest.newBuilder().setOrderId(a).build());
+      // b's order, placed: its direct copy, at the key the order-service's GetOrder route declares.
+      Map<String, AttributeValue> orderOfB = Map.of("PK", AttributeValue.fromS("ORDER#" + b),
+          "SK", AttributeValue.fromS("METADATA"), "entity", AttributeValue.fromS("Order"));
+      dynamo.putItem(p -> p.tableName(inventory.table).item(orderOfB)).join();
 
       AuditChecks.Run clean = audit(inventory.table);
       assertThat(clean.status()).as(clean.output()).isZero();
@@ -169,6 +173,12 @@ class InventoryAuditTest {
       assertThat(run.status()).as(run.output()).isEqualTo(1);
       assertThat(run.lines()).contains(
           "RESERVED_MISMATCH product_id=" + planted + " warehouse_id=W1 quantity=10 reserved=4 held_by_reservations=0");
+
+      // b's units held for an order that is gone: no one can ship or cancel it.
+      dynamo.deleteItem(d -> d.tableName(inventory.table).key(Map.of("PK", orderOfB.get("PK"), "SK", orderOfB.get("SK"))))
+          .join();
+      AuditChecks.Run orphan = audit(inventory.table);
+      assertThat(orphan.lines()).contains("CONFIRMED_WITHOUT_ORDER order_id=" + b + " reservation=CONFIRMED order=missing");
     }
   }
 

@@ -118,7 +118,7 @@ public final class OrderMain {
   public static List<BindableService> services(ServiceContext context, OrderSettings settings) {
     DynamoOrderRepository repository = new DynamoOrderRepository(context.store());
     OrderService service = new OrderService(repository, inventory(context, settings), context.clock(),
-        Delay.on(context.scheduler()), settings.timings());
+        Delay.on(context.scheduler()), settings.timings(), context.meterRegistry());
     if (!settings.recoveryPeriod().isZero()) {
       context.resources().closeOnStop(new OrderRecovery(service, context.clock(), context.meterRegistry())
           .start(context.scheduler(), settings.recoveryPeriod()));

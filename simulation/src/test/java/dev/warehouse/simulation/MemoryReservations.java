@@ -50,8 +50,9 @@ final class MemoryReservations implements ReservationRepository {
   }
 
   private static AbortedException conflict() {
-    // What the DynamoDB implementation answers once its own rounds of a conflicted transaction are spent.
-    return new AbortedException("CONCURRENT_UPDATE", "the reservation or its stock kept changing concurrently; retry");
+    // What the data layer answers once its attempts of a conflicted request are spent (the DynamoDB
+    // implementation sends some writes again itself; the use case decides again on every one).
+    return new AbortedException("TRANSACTION_CONFLICT", "a conflicting transaction was in progress; retry");
   }
 
   @Override

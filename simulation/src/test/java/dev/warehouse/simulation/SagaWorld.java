@@ -110,7 +110,7 @@ final class SagaWorld {
       java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
       sim.after(wait.toMillis(), node, "step budget", () -> done.complete(null));
       return done;
-    }, new SagaTimings(STEP_GRACE, HOLD, STEP_BUDGET));
+    }, new SagaTimings(STEP_GRACE, HOLD, STEP_BUDGET), new SimpleMeterRegistry());
     orderServices.put(node, service);
     OrderRecovery recovery = new OrderRecovery(service, sim.clock(node), new SimpleMeterRegistry());
     every(node, RECOVERY_PERIOD, "recovery round", recovery::round);

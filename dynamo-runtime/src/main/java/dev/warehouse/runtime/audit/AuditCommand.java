@@ -84,6 +84,7 @@ public final class AuditCommand {
     Instant started = clock.instant();
     int status;
     OptionalInt findings;
+    java.util.Map<String, Integer> byKind = java.util.Map.of();
     AuditReport report = null;
     try (DynamoDbAsyncClient dynamo = DynamoClients.create(config, List.of())) {
       report = audit.audit(new PacedScan(dynamo, config.tableName(), name, options));
@@ -99,10 +100,11 @@ public final class AuditCommand {
       out.println(report.summary(config.tableName()));
       status = report.findings().isEmpty() ? EXIT_CLEAN : EXIT_PROBLEMS;
       findings = OptionalInt.of(report.findings().size());
+      byKind = report.byKind();
     }
     // The verdict is out before the push, which may take up to its timeout.
     out.flush();
-    AuditPushgateway.Outcome outcome = new AuditPushgateway.Outcome(metric, status, findings, started, clock.instant());
+    AuditPushgateway.Outcome outcome = new AuditPushgateway.Outcome(metric, status, findings, byKind, started, clock.instant());
     config.auditPushgateway().ifPresent(pushgateway -> new AuditPushgateway(pushgateway).push(outcome));
     return status;
   }

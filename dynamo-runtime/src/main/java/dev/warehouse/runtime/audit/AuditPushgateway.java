@@ -41,10 +41,16 @@ public final class AuditPushgateway {
    * @param audit      the audit's name, the {@code audit} label, e.g. {@code orders}
    * @param exitStatus its exit status ({@link AuditCommand#EXIT_CLEAN} and so on)
    * @param findings   the problems it found; empty when it could not finish
+   * @param byKind     the problems it found by their kind ({@code STOCK_INVARIANT}, ...), each with some
    * @param started    when it started
    * @param finished   when it ended
    */
-  public record Outcome(String audit, int exitStatus, OptionalInt findings, Instant started, Instant finished) {
+  public record Outcome(String audit, int exitStatus, OptionalInt findings, java.util.Map<String, Integer> byKind,
+      Instant started, Instant finished) {
+
+    public Outcome {
+      byKind = new java.util.TreeMap<>(byKind);
+    }
 
     /** Whether the run reached a verdict, clean or not. */
     boolean finishedItsWalk() {
@@ -111,6 +117,12 @@ public final class AuditPushgateway {
     if (outcome.finishedItsWalk()) {
       gauge(text, "warehouse_audit_findings", "Problems the last finished run of the audit found.",
           Integer.toString(outcome.findings().getAsInt()));
+      // By kind too, so a broken stock promise pages while a stray marker raises a ticket. A kind the run
+      // did not find is absent (the group is replaced whole by each finished run).
+      text.append("# HELP warehouse_audit_findings_by_kind Problems the last finished run of the audit found, by kind.\n")
+          .append("# TYPE warehouse_audit_findings_by_kind gauge\n");
+      outcome.byKind().forEach((kind, count) -> text.append("warehouse_audit_findings_by_kind{kind=\"").append(kind)
+          .append("\"} ").append(count).append('\n'));
       gauge(text, "warehouse_audit_last_success_timestamp_seconds",
           "When a run of the audit last finished its walk of the table (clean or with findings).",
           seconds(outcome.finished()));

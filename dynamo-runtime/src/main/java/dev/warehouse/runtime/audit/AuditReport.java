@@ -27,4 +27,11 @@ public record AuditReport(Map<String, Long> counts, List<Finding> findings) {
     counts.forEach((name, count) -> line.append(' ').append(name).append('=').append(count));
     return line.append(" problems=").append(findings.size()).toString();
   }
+
+  /** How many findings of each kind. */
+  public java.util.Map<String, Integer> byKind() {
+    java.util.Map<String, Integer> kinds = new java.util.TreeMap<>();
+    findings.forEach(f -> kinds.merge(f.kind(), 1, Integer::sum));
+    return kinds;
+  }
 }

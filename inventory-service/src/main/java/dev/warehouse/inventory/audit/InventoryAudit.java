@@ -11,7 +11,10 @@ import dev.warehouse.runtime.audit.AuditCommand;
 import dev.warehouse.runtime.audit.AuditReport;
 import dev.warehouse.runtime.audit.Finding;
 import dev.warehouse.runtime.audit.PacedScan;
+import dev.warehouse.order.v1.OrderServiceProto;
+import dev.warehouse.runtime.dynamo.DeclaredKey;
 import dev.warehouse.runtime.dynamo.SingleTable;
+import dev.warehouse.runtime.routing.RouteTable;
 import dev.warehouse.runtime.dynamo.TableKey;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -48,8 +51,17 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * stock record; a record whose {@code reserved} differs from its sum, still after a strong re-read of
  * the record and of the reservations counted for it, is {@code RESERVED_MISMATCH}. A reservation
  * written while the scan runs can make a sum incomplete: run it again before acting on one.
+ *
+ * <p>A CONFIRMED reservation holds stock for a placed order: one whose order does not exist (read, like the
+ * order-service's own A6, at the key its GetOrder route declares; the audit reads the orders' items, never
+ * writes them), still after a strong re-read of both, holds units that no one can ship or cancel:
+ * {@code CONFIRMED_WITHOUT_ORDER}.
  */
 public final class InventoryAudit {
+
+  /** An order's direct copy: the key the order-service's GetOrder route declares. */
+  private static final DeclaredKey ORDER = DeclaredKey.of(RouteTable.of(
+      OrderServiceProto.getDescriptor().findServiceByName("OrderService")).route("GetOrder"), "order_id");
 
   /** Rounds of re-reading a suspect pair while its record keeps changing. */
   static final int SETTLE_ROUNDS = 3;
@@ -85,9 +97,13 @@ public final class InventoryAudit {
     scan.scan(List.of(InventoryItems.STOCK, InventoryItems.LOW_STOCK_MARKER, ReservationItems.RESERVATION), page -> {
       List<ProductInventory> lowRecords = new ArrayList<>();
       List<Map<String, AttributeValue>> markerItems = new ArrayList<>();
+      List<String> confirmed = new ArrayList<>();
       for (Map<String, AttributeValue> item : page) {
         if (ReservationItems.RESERVATION.equals(item.get("entity").s())) {
           countHeld(item, heldFor, holders, findings);
+          if ("CONFIRMED".equals(item.get("state") == null ? null : item.get("state").s())) {
+            confirmed.add(item.get("order_id").s());
+          }
           continue;
         }
         boolean marker = InventoryItems.LOW_STOCK_MARKER.equals(item.get("entity").s());
@@ -109,6 +125,7 @@ public final class InventoryAudit {
       low.addAndGet(lowRecords.size());
       checkRecords(lowRecords, findings);
       checkMarkers(markerItems, findings);
+      checkOrdersOf(confirmed, findings);
     });
     checkReserved(reservedOf, heldFor, holders, findings);
     Map<String, Long> counts = new LinkedHashMap<>();
@@ -180,6 +197,31 @@ public final class InventoryAudit {
       if (reserved != held) {
         findings.add(new Finding("RESERVED_MISMATCH", record.map(InventoryAudit::subject).orElse("pk=" + stock.pk() + " sk=" + stock.sk()),
             "reserved=" + reserved + " held_by_reservations=" + held + (record.isEmpty() ? " record=missing" : "")));
+      }
+    }
+  }
+
+  /**
+   * For each CONFIRMED reservation, reads its order: one without, still so when the reservation and then the
+   * order are read again strongly (a reservation confirmed a moment before its order was written PLACED is
+   * not a finding: the order exists from its PENDING write on), is a finding.
+   */
+  private void checkOrdersOf(List<String> confirmedOrderIds, List<Finding> findings) {
+    if (confirmedOrderIds.isEmpty()) {
+      return;
+    }
+    Map<String, Map<String, AttributeValue>> orders = scan.batchGet(confirmedOrderIds.stream()
+        .map(id -> ORDER.render(id).attributes()).toList());
+    for (String orderId : confirmedOrderIds) {
+      Map<String, AttributeValue> key = ORDER.render(orderId).attributes();
+      if (orders.containsKey(PacedScan.keyText(key))) {
+        continue;
+      }
+      Map<String, AttributeValue> reservation = scan.get(InventoryKeys.reservation(orderId).attributes());
+      boolean stillConfirmed = reservation != null && reservation.containsKey("state")
+          && "CONFIRMED".equals(reservation.get("state").s());
+      if (stillConfirmed && scan.get(key) == null) {
+        findings.add(new Finding("CONFIRMED_WITHOUT_ORDER", "order_id=" + orderId, "reservation=CONFIRMED order=missing"));
       }
     }
   }

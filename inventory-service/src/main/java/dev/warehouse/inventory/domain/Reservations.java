@@ -59,12 +59,20 @@ public final class Reservations {
 
   /** W7: a HELD reservation no longer expires; a CONFIRMED or COMMITTED one is answered as it is. */
   public CompletableFuture<Reservation> confirm(String orderId) {
-    return counted("confirm", repository.confirm(orderId, clock.instant()).exceptionally(failure -> {
-      if (Failures.cause(failure) instanceof ReservationChangedException changed) {
-        return changed.found().orElseThrow(() -> Reservation.notFound(orderId)).confirmed();
+    return counted("confirm", confirmRound(orderId, clock.instant(), 1));
+  }
+
+  private CompletableFuture<Reservation> confirmRound(String orderId, Instant now, int round) {
+    return repository.confirm(orderId, now).exceptionallyCompose(failure -> {
+      Throwable cause = Failures.cause(failure);
+      if (cause instanceof ReservationChangedException changed) {
+        return CompletableFuture.completedFuture(changed.found().orElseThrow(() -> Reservation.notFound(orderId)).confirmed());
       }
-      throw rethrow(failure);
-    }));
+      if (conflicted(cause) && round < ROUNDS) {
+        return confirmRound(orderId, now, round + 1);
+      }
+      return CompletableFuture.failedFuture(cause);
+    });
   }
 
   /** W8: a CONFIRMED reservation's units leave the warehouse; a COMMITTED one is answered as it is. */
@@ -132,8 +140,9 @@ public final class Reservations {
   private <T> CompletableFuture<T> decide(String orderId, int round,
       Function<Optional<Reservation>, CompletableFuture<T>> decision) {
     return repository.find(orderId, true).thenCompose(decision).exceptionallyCompose(failure -> {
-      if (!(Failures.cause(failure) instanceof ReservationChangedException)) {
-        return CompletableFuture.failedFuture(Failures.cause(failure));
+      Throwable cause = Failures.cause(failure);
+      if (!(cause instanceof ReservationChangedException) && !conflicted(cause)) {
+        return CompletableFuture.failedFuture(cause);
       }
       if (round >= ROUNDS) {
         return CompletableFuture.failedFuture(new AbortedException("CONCURRENT_UPDATE",
@@ -141,6 +150,14 @@ public final class Reservations {
       }
       return decide(orderId, round + 1, decision);
     });
+  }
+
+  /**
+   * A write cancelled by a conflicting transaction once the data layer's attempts were spent: nothing was
+   * written, so deciding again from a fresh read is safe (every write is conditioned on what it read).
+   */
+  private static boolean conflicted(Throwable cause) {
+    return cause instanceof AbortedException aborted && aborted.reason().equals("TRANSACTION_CONFLICT");
   }
 
   private static RuntimeException rethrow(Throwable failure) {

@@ -29,7 +29,9 @@ import java.util.logging.Logger;
  *
  * <p>Metrics: {@code reservation_holds_expired_total} (holds this process released), and
  * {@code reservation_expired_hold_age_seconds}, how long the oldest hold the last sweep found had been
- * past its expiry (0 when none): it grows when releases fall behind.
+ * past its expiry (0 when none): it grows when releases fall behind; and
+ * {@code reservation_expiry_last_success_timestamp_seconds}, when a sweep last went through every page
+ * (the process's start until then), so a listing that keeps failing is seen though the age keeps its value.
  */
 public final class HoldExpiry implements AutoCloseable {
 
@@ -43,6 +45,7 @@ public final class HoldExpiry implements AutoCloseable {
   private final ScheduledExecutorService scheduler;
   private final AtomicBoolean running = new AtomicBoolean();
   private final AtomicLong oldestAgeMillis = new AtomicLong();
+  private final AtomicLong lastSuccessMillis;
   private final Counter expired;
   private volatile ScheduledFuture<?> schedule;
 
@@ -58,6 +61,11 @@ public final class HoldExpiry implements AutoCloseable {
         .register(meters);
     Gauge.builder("reservation.expired.hold.age", oldestAgeMillis, age -> age.get() / 1000.0)
         .description("how long the oldest hold found past its expiry by the last sweep had been expired")
+        .baseUnit("seconds")
+        .register(meters);
+    lastSuccessMillis = new AtomicLong(clock.millis());
+    Gauge.builder("reservation.expiry.last.success.timestamp", lastSuccessMillis, t -> t.get() / 1000.0)
+        .description("when an expiry sweep last went through every expired hold (the process's start until then)")
         .baseUnit("seconds")
         .register(meters);
   }
@@ -98,7 +106,10 @@ public final class HoldExpiry implements AutoCloseable {
       running.set(false);
       if (failure != null) {
         log.log(Level.WARNING, "event=hold_sweep_failed", failure);
-      } else if (released > 0) {
+        return;
+      }
+      lastSuccessMillis.set(clock.millis());
+      if (released > 0) {
         log.info("event=holds_expired released=" + released);
       }
     });

@@ -7,6 +7,8 @@ import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.NotFoundException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.paging.Page;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,14 +49,41 @@ public final class OrderService {
   private final Clock clock;
   private final Delay delay;
   private final SagaTimings timings;
+  private final Counter overruled;
+  private final MeterRegistry meters;
 
-  /** @param delay where a status change waits out its step budget (the process's timer) */
-  public OrderService(OrderRepository repository, StockReservations stock, Clock clock, Delay delay, SagaTimings timings) {
+  /**
+   * @param delay  where a status change waits out its step budget (the process's timer)
+   * @param meters where the saga's integrity signals are counted: {@code order_rejections_overruled_total} (a
+   *               rejecting path found the order placed by another, and placed it too) and
+   *               {@code order_stock_integrity_violations_total{kind}} (a step the inventory can never make:
+   *               a shipped order's reservation was released, or a cancelled one's committed)
+   */
+  public OrderService(OrderRepository repository, StockReservations stock, Clock clock, Delay delay, SagaTimings timings,
+      MeterRegistry meters) {
     this.repository = repository;
     this.stock = stock;
     this.clock = clock;
     this.delay = delay;
     this.timings = timings;
+    this.meters = meters;
+    this.overruled = Counter.builder("order.rejections.overruled")
+        .description("rejecting paths whose fence found the order's reservation confirmed: placed, not rejected")
+        .register(meters);
+    for (String kind : List.of(COMMIT_OF_RELEASED, RELEASE_OF_COMMITTED)) {
+      integrityViolations(kind); // at 0 from the start, so an increase is seen from the first one
+    }
+  }
+
+  /** A shipped order's COMMIT refused: its reservation was released, its units sold and given back. */
+  public static final String COMMIT_OF_RELEASED = "commit_of_released_reservation";
+  /** A cancelled order's RELEASE refused: its units already left the warehouse. */
+  public static final String RELEASE_OF_COMMITTED = "release_of_committed_reservation";
+
+  private Counter integrityViolations(String kind) {
+    return Counter.builder("order.stock.integrity.violations")
+        .description("stock steps the inventory refused for good: a broken promise, to repair by hand")
+        .tag("kind", kind).register(meters);
   }
 
   /**
@@ -140,6 +169,7 @@ public final class OrderService {
       }
       Throwable cause = Failures.cause(failure);
       if (isReason(cause, StockReservations.CONFIRMED) || isReason(cause, StockReservations.COMMITTED)) {
+        overruled.increment();
         log.info("event=rejection_overruled order_id=" + pending.orderId() + " reason=" + why.reason()
             + " reservation=" + ((ServiceException) cause).reason());
         return finish(pending, pending.movedTo(OrderStatus.PLACED, clock.instant(), Optional.empty()));
@@ -311,10 +341,21 @@ public final class OrderService {
 
   /** Makes {@code order}'s owed RELEASE or COMMIT step at the inventory, then marks it done; completes with the order owing nothing. */
   private CompletableFuture<Order> releaseOrCommit(Order order) {
-    CompletableFuture<StockReservations.State> call = order.pending().get().step() == StockStep.RELEASE
+    boolean release = order.pending().get().step() == StockStep.RELEASE;
+    CompletableFuture<StockReservations.State> call = release
         ? stock.release(order.orderId(), StockReservations.Cause.ORDER_CANCELLED) : stock.commit(order.orderId());
-    return call.thenCompose(state -> repository.stepDone(order)).thenApply(done -> order.stepDone());
+    return call.whenComplete((state, failure) -> {
+      Throwable cause = failure == null ? null : Failures.cause(failure);
+      String refusedFor = release ? StockReservations.COMMITTED : StockReservations.RELEASED;
+      if (cause != null && isReason(cause, refusedFor)) {
+        String kind = release ? RELEASE_OF_COMMITTED : COMMIT_OF_RELEASED;
+        integrityViolations(kind).increment();
+        log.severe("event=stock_integrity_violation kind=" + kind + " order_id=" + order.orderId()
+            + " status=" + order.status());
+      }
+    }).thenCompose(state -> repository.stepDone(order)).thenApply(done -> order.stepDone());
   }
+
 
   /**
    * Finishes what {@code orderId} still owes, as the recovery loop does once its step is due: a PENDING

@@ -28,7 +28,11 @@ import java.util.logging.Logger;
  *
  * <p>Metrics: {@code order_recoveries_total{step, outcome}} (outcome {@code finished} or {@code failed}) and
  * {@code order_stock_step_oldest_overdue_seconds}, how far past due the most overdue order was at the
- * last round's start (0 when none): what the OrdersStuckOnStockStep alert watches.
+ * last round's start (0 when none); {@code order_stock_steps_overdue}, how many were due then (one poison
+ * order raises a ticket, many stuck orders page); and
+ * {@code order_recovery_last_success_timestamp_seconds}, when a round last listed every page (the
+ * process's start until then), so a listing that keeps failing is seen even though the gauges above keep
+ * their last value.
  */
 public final class OrderRecovery implements AutoCloseable {
 
@@ -42,6 +46,8 @@ public final class OrderRecovery implements AutoCloseable {
   private final MeterRegistry meters;
   private final AtomicBoolean running = new AtomicBoolean();
   private final AtomicLong oldestOverdueSeconds = new AtomicLong();
+  private final AtomicLong overdue = new AtomicLong();
+  private final AtomicLong lastSuccessMillis;
   private volatile ScheduledFuture<?> periodic;
 
   public OrderRecovery(OrderService service, Clock clock, MeterRegistry meters) {
@@ -50,6 +56,12 @@ public final class OrderRecovery implements AutoCloseable {
     this.meters = meters;
     Gauge.builder("order.stock.step.oldest.overdue", oldestOverdueSeconds, AtomicLong::get)
         .description("how far past due the most overdue stock step was at the last recovery round")
+        .baseUnit("seconds").register(meters);
+    lastSuccessMillis = new AtomicLong(clock.millis());
+    Gauge.builder("order.stock.steps.overdue", overdue, AtomicLong::get)
+        .description("how many orders owed a stock step past its due time at the last recovery round").register(meters);
+    Gauge.builder("order.recovery.last.success.timestamp", lastSuccessMillis, t -> t.get() / 1000.0)
+        .description("when a recovery round last listed every overdue order (the process's start until then)")
         .baseUnit("seconds").register(meters);
   }
 
@@ -78,19 +90,25 @@ public final class OrderRecovery implements AutoCloseable {
     }
     Instant started = clock.instant();
     AtomicLong finished = new AtomicLong();
-    return page("", started, finished, true)
+    AtomicLong listed = new AtomicLong();
+    return page("", started, finished, listed, true)
         .handle((ok, failure) -> {
           running.set(false);
-          if (failure != null) {
+          if (failure == null) {
+            overdue.set(listed.get());
+            lastSuccessMillis.set(clock.millis());
+          } else {
             log.log(Level.WARNING, "event=order_recovery_round_failed detail=\"" + Failures.cause(failure).getMessage() + "\"");
           }
           return (int) finished.get();
         });
   }
 
-  private CompletableFuture<Void> page(String token, Instant started, AtomicLong finished, boolean first) {
+  private CompletableFuture<Void> page(String token, Instant started, AtomicLong finished, AtomicLong listed,
+      boolean first) {
     return service.listStalledOrders(PAGE_SIZE, token).thenCompose(page -> {
       List<Order> orders = page.items();
+      listed.addAndGet(orders.size());
       if (first) {
         // Set once the first page is in, never before (a scrape between would read 0 and reset the alert's
         // timer), and left as it was when the listing fails (the stuck orders are still stuck).
@@ -99,7 +117,7 @@ public final class OrderRecovery implements AutoCloseable {
       }
       CompletableFuture<?>[] each = orders.stream().map(order -> recoverOne(order, finished)).toArray(CompletableFuture[]::new);
       return CompletableFuture.allOf(each).thenCompose(done -> page.nextPageToken().isEmpty()
-          ? CompletableFuture.completedFuture(null) : page(page.nextPageToken(), started, finished, false));
+          ? CompletableFuture.completedFuture(null) : page(page.nextPageToken(), started, finished, listed, false));
     });
   }
 

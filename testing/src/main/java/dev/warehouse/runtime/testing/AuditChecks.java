@@ -52,8 +52,16 @@ public final class AuditChecks {
         assertThat(push.method()).isEqualTo("PUT");
         assertThat(push.path()).isEqualTo("/metrics/job/warehouse_audit/audit/" + metric);
         Map<String, Double> samples = push.samples();
-        assertThat(samples).containsOnlyKeys("warehouse_audit_last_run_timestamp_seconds", "warehouse_audit_exit_status",
-            "warehouse_audit_duration_seconds", "warehouse_audit_findings", "warehouse_audit_last_success_timestamp_seconds");
+        // The findings by kind, as the run printed them (each line but the summary starts with its kind).
+        Map<String, Double> byKind = new java.util.TreeMap<>();
+        run.lines().subList(0, run.lines().size() - 1).forEach(line ->
+            byKind.merge("warehouse_audit_findings_by_kind{kind=\"" + line.split(" ")[0] + "\"}", 1.0, Double::sum));
+        java.util.List<String> keys = new java.util.ArrayList<>(java.util.List.of("warehouse_audit_last_run_timestamp_seconds",
+            "warehouse_audit_exit_status", "warehouse_audit_duration_seconds", "warehouse_audit_findings",
+            "warehouse_audit_last_success_timestamp_seconds"));
+        keys.addAll(byKind.keySet());
+        assertThat(samples).containsOnlyKeys(keys);
+        byKind.forEach((key, count) -> assertThat(samples.get(key)).as(key).isEqualTo(count));
         assertThat(samples.get("warehouse_audit_exit_status")).isEqualTo(run.status());
         // Every line but the summary is a finding.
         assertThat(samples.get("warehouse_audit_findings")).isEqualTo(run.lines().size() - 1);

@@ -71,9 +71,10 @@ class AuditPushgatewayTest {
   }
 
   @Test
-  void runWithFindings_pushesTheirCount_andExitsOne() {
+  void runWithFindings_pushesTheirCount_andEachKindsCount_andExitsOne() {
     List<Finding> findings = List.of(new Finding("MISSING_DIRECT_COPY", "order_id=O1", ""),
-        new Finding("COPIES_DISAGREE", "order_id=O2", "attributes=status"));
+        new Finding("COPIES_DISAGREE", "order_id=O2", "attributes=status"),
+        new Finding("COPIES_DISAGREE", "order_id=O3", "attributes=version"));
     try (PushgatewayStub pushgateway = PushgatewayStub.start()) {
       int status = run(config(pushgateway.uri()), new AuditReport(Map.of("orders", 7L), findings));
 
@@ -81,9 +82,11 @@ class AuditPushgatewayTest {
       assertThat(pushgateway.pushes()).singleElement().satisfies(push -> {
         assertThat(push.method()).isEqualTo("PUT");
         assertThat(push.samples()).containsEntry("warehouse_audit_exit_status", 1.0)
-            .containsEntry("warehouse_audit_findings", 2.0);
-        // No ID reaches the metrics: findings are counted, not listed.
-        assertThat(push.body()).doesNotContain("O1", "O2", "order_id");
+            .containsEntry("warehouse_audit_findings", 3.0)
+            .containsEntry("warehouse_audit_findings_by_kind{kind=\"COPIES_DISAGREE\"}", 2.0)
+            .containsEntry("warehouse_audit_findings_by_kind{kind=\"MISSING_DIRECT_COPY\"}", 1.0);
+        // No ID reaches the metrics: findings are counted, not listed; the kind is a bounded label.
+        assertThat(push.body()).doesNotContain("O1", "O2", "O3", "order_id");
       });
     }
   }
