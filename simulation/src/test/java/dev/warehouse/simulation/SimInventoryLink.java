@@ -85,6 +85,9 @@ final class SimInventoryLink implements StockReservations {
   }
 
   private static State state(Reservation r) {
+    if (r.state() == Reservation.State.RELEASED && r.releaseCause().orElse(null) == Reservation.ReleaseCause.BEFORE_RESERVE) {
+      return State.TOMBSTONE;
+    }
     return State.valueOf(r.state().name());
   }
 

@@ -384,6 +384,8 @@ public final class OrderService {
           case HELD -> confirmAndPlace(order);
           case CONFIRMED, COMMITTED -> finish(order, order.movedTo(OrderStatus.PLACED, clock.instant(), Optional.empty()));
           case RELEASED -> finish(order, order.rejected(new Rejection(Rejection.HOLD_EXPIRED, List.of()), clock.instant()));
+          // Fenced before any hold (a round whose REJECTED write did not land): abandoned, as that round decided.
+          case TOMBSTONE -> finish(order, order.rejected(new Rejection(Rejection.ABANDONED, List.of()), clock.instant()));
         };
       });
     });

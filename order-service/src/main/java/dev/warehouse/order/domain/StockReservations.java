@@ -32,8 +32,8 @@ public interface StockReservations {
     ORDER_CANCELLED
   }
 
-  /** Where an order's reservation is in its life. */
-  enum State { HELD, CONFIRMED, COMMITTED, RELEASED }
+  /** Where an order's reservation is in its life; TOMBSTONE: released before anything was held (a fence). */
+  enum State { HELD, CONFIRMED, COMMITTED, RELEASED, TOMBSTONE }
 
   /**
    * Holds every line or none, for {@code hold} unless confirmed; completes with the reservation's state

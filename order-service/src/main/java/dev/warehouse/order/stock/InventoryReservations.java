@@ -156,7 +156,8 @@ public final class InventoryReservations implements StockReservations {
       case RESERVATION_STATE_HELD -> State.HELD;
       case RESERVATION_STATE_CONFIRMED -> State.CONFIRMED;
       case RESERVATION_STATE_COMMITTED -> State.COMMITTED;
-      case RESERVATION_STATE_RELEASED -> State.RELEASED;
+      case RESERVATION_STATE_RELEASED -> reservation.getReleaseCause() == ReleaseCause.RELEASE_CAUSE_BEFORE_RESERVE
+          ? State.TOMBSTONE : State.RELEASED;
       case RESERVATION_STATE_UNSPECIFIED, UNRECOGNIZED ->
           throw new UnavailableException("INVENTORY_UNEXPECTED_ANSWER", "the inventory answered a reservation in no known state");
     };
