@@ -112,12 +112,10 @@ public record OrderSettings(
     if (settings.minCallBudget.compareTo(settings.callTimeout) >= 0) {
       reader.problem("INVENTORY_MIN_BUDGET_MS must be less than INVENTORY_CALL_TIMEOUT_MS");
     }
-    if (settings.hold.compareTo(settings.stepGrace) <= 0) {
-      reader.problem("ORDER_HOLD_SECONDS (" + settings.hold.getSeconds() + ") must be longer than ORDER_STEP_GRACE_SECONDS ("
-          + settings.stepGrace.getSeconds() + "): the recovery would find the holds of the orders it takes over released");
-    }
-    if (settings.hold.compareTo(SagaTimings.MAX_HOLD) > 0) {
-      reader.problem("ORDER_HOLD_SECONDS must be at most " + SagaTimings.MAX_HOLD.getSeconds() + ", the inventory's limit");
+    try {
+      settings.timings(); // the saga's own rules: the hold longer than the grace, within the contract's limit
+    } catch (IllegalArgumentException broken) {
+      reader.problem("ORDER_HOLD_SECONDS, ORDER_STEP_GRACE_SECONDS: " + broken.getMessage());
     }
     return settings;
   }

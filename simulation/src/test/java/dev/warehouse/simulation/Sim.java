@@ -9,8 +9,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
 
 /**
  * The simulation's scheduler: one thread, simulated time, and a seeded {@link Random} that picks which
@@ -104,17 +102,6 @@ final class Sim {
         body.run();
       }
     };
-  }
-
-  /** Completes {@code target} from {@code source} in a task of {@code node} (an answer delivered). */
-  <T> void deliver(String node, String what, CompletableFuture<T> source, CompletableFuture<T> target) {
-    source.whenComplete((value, failure) -> run(node, what, () -> {
-      if (failure != null) {
-        target.completeExceptionally(failure);
-      } else {
-        target.complete(value);
-      }
-    }));
   }
 
   /** {@code node} crashes: its queued tasks and timers are dropped, and none of its current life runs again. */
@@ -213,12 +200,5 @@ final class Sim {
   /** The last things that happened, for a failure's report. */
   List<String> trace() {
     return List.copyOf(trace);
-  }
-
-  /** A value computed on {@code node} now, as a future completed by a later task (an answer in flight). */
-  <T> CompletableFuture<T> later(String node, String what, Supplier<CompletableFuture<T>> body) {
-    CompletableFuture<T> result = new CompletableFuture<>();
-    run(node, what, () -> deliver(node, what, body.get(), result));
-    return result;
   }
 }

@@ -135,7 +135,7 @@ final class SimInventoryLink implements StockReservations {
       Status.Code code = Status.fromThrowable(failure).getCode();
       long backoff = 20L << (number - 1);
       // As the real client: only the transport's failures are tried again.
-      if (code == Status.Code.UNAVAILABLE && !InventoryReservations.answeredByInventory(failure) && number < MAX_ATTEMPTS
+      if (code == Status.Code.UNAVAILABLE && !GrpcErrors.answeredByService(failure) && number < MAX_ATTEMPTS
           && sim.now() + backoff < deadline) {
         sim.after(backoff, caller, what + " retry", () -> attempt(what, orderId, handler, caller, result, number + 1, deadline));
         return;

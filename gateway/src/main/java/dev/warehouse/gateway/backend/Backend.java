@@ -248,9 +248,9 @@ public final class Backend implements AutoCloseable {
 
       @Override
       public void onError(Throwable received) {
-        Throwable t = answerOf(asTransportFailure(received), budget);
+        Throwable t = GrpcErrors.pastDeadline(asTransportFailure(received), budget);
         Status.Code code = Status.fromThrowable(t).getCode();
-        boolean transport = !answeredByService(t);
+        boolean transport = !GrpcErrors.answeredByService(t);
         // Only a failure of the transport is retried here: a service that answered UNAVAILABLE itself (its
         // database, or its own dependency) already retried in its own layer.
         if (code == Status.Code.UNAVAILABLE && transport && attemptsLeft > 1 && !context.isCancelled()
@@ -283,28 +283,6 @@ public final class Backend implements AutoCloseable {
         response.onCompleted();
       }
     });
-  }
-
-  /**
-   * Whether a failure is a service's own answer (it carries our {@code google.rpc.ErrorInfo}) rather than
-   * the transport's (no connection, a reset, a proxy's refusal).
-   */
-  static boolean answeredByService(Throwable failure) {
-    com.google.rpc.Status status = StatusProto.fromThrowable(failure);
-    return status != null && status.getDetailsList().stream().anyMatch(detail -> detail.is(ErrorInfo.class));
-  }
-
-  /**
-   * The caller's deadline passing cancels the call's context, and the backend call can end CANCELLED
-   * before its own deadline fires: past the deadline, that is DEADLINE_EXCEEDED, the code a client expects
-   * (and retries), never CANCELLED.
-   */
-  static Throwable answerOf(Throwable failure, Deadline budget) {
-    if (Status.fromThrowable(failure).getCode() == Status.Code.CANCELLED && budget.isExpired()) {
-      return Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed before the backend answered")
-          .asRuntimeException();
-    }
-    return failure;
   }
 
   /**

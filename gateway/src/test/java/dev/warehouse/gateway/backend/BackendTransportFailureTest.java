@@ -42,8 +42,8 @@ class BackendTransportFailureTest {
         .addDetails(com.google.protobuf.Any.pack(com.google.rpc.ErrorInfo.newBuilder().setReason("INVENTORY_UNAVAILABLE")
             .setDomain("warehouse.dev").build()))
         .build());
-    assertThat(Backend.answeredByService(answered)).isTrue();
-    assertThat(Backend.answeredByService(Status.UNAVAILABLE.withDescription("io exception").asRuntimeException())).isFalse();
+    assertThat(dev.warehouse.runtime.grpc.GrpcErrors.answeredByService(answered)).isTrue();
+    assertThat(dev.warehouse.runtime.grpc.GrpcErrors.answeredByService(Status.UNAVAILABLE.withDescription("io exception").asRuntimeException())).isFalse();
   }
 
   @Test
@@ -52,7 +52,7 @@ class BackendTransportFailureTest {
     io.grpc.Deadline passed = io.grpc.Deadline.after(-1, java.util.concurrent.TimeUnit.MILLISECONDS);
     io.grpc.Deadline open = io.grpc.Deadline.after(1, java.util.concurrent.TimeUnit.HOURS);
 
-    assertThat(Status.fromThrowable(Backend.answerOf(cancelled, passed)).getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-    assertThat(Backend.answerOf(cancelled, open)).as("the caller left before its deadline").isSameAs(cancelled);
+    assertThat(Status.fromThrowable(dev.warehouse.runtime.grpc.GrpcErrors.pastDeadline(cancelled, passed)).getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(dev.warehouse.runtime.grpc.GrpcErrors.pastDeadline(cancelled, open)).as("the caller left before its deadline").isSameAs(cancelled);
   }
 }

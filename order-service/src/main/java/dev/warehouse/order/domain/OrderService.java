@@ -356,7 +356,6 @@ public final class OrderService {
     }).thenCompose(state -> repository.stepDone(order)).thenApply(done -> order.stepDone());
   }
 
-
   /**
    * Finishes what {@code orderId} still owes, as the recovery loop does once its step is due: a PENDING
    * order is placed if its stock is held (confirming a HELD reservation), and rejected if it is not (its

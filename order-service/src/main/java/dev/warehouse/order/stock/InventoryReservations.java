@@ -26,6 +26,7 @@ import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnavailableException;
+import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.CallOptions;
 import io.grpc.Context;
@@ -78,7 +79,6 @@ public final class InventoryReservations implements StockReservations {
   public static final int MAX_ATTEMPTS = 3;
   /** First backoff; doubled each retry, ±50 % jitter. */
   static final Duration INITIAL_BACKOFF = Duration.ofMillis(20);
-
 
   private final ManagedChannel channel;
   private final CircuitBreaker breaker;
@@ -205,13 +205,9 @@ public final class InventoryReservations implements StockReservations {
 
           @Override
           public void onError(Throwable received) {
-            // The caller's deadline passing cancels its context, and the call can end CANCELLED before its own
-            // deadline fires: that is the deadline, and answered as one.
-            Throwable failure = context.isCancelled() && budget.isExpired()
-                && Status.fromThrowable(received).getCode() == Status.Code.CANCELLED
-                ? Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed").asRuntimeException() : received;
+            Throwable failure = GrpcErrors.pastDeadline(received, budget);
             Status.Code code = Status.fromThrowable(failure).getCode();
-            boolean transport = !answeredByInventory(failure);
+            boolean transport = !GrpcErrors.answeredByService(failure);
             if (code == Status.Code.UNAVAILABLE && transport) {
               // A lost connection: reconnect now, not after the channel's growing backoff (as the gateway does).
               channel.resetConnectBackoff();
@@ -254,12 +250,6 @@ public final class InventoryReservations implements StockReservations {
   private static long backoffNanos(int attemptsMade) {
     double base = INITIAL_BACKOFF.toNanos() * Math.pow(2, attemptsMade - 1);
     return (long) (base * (0.5 + ThreadLocalRandom.current().nextDouble()));
-  }
-
-  /** Whether a failure is the inventory's own answer (it carries our ErrorInfo), not the transport's. */
-  public static boolean answeredByInventory(Throwable failure) {
-    com.google.rpc.Status status = StatusProto.fromThrowable(failure);
-    return status != null && status.getDetailsList().stream().anyMatch(detail -> detail.is(ErrorInfo.class));
   }
 
   /**

@@ -14,6 +14,7 @@ import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnavailableException;
+import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.grpc.protobuf.StatusProto;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -87,7 +88,7 @@ class InventoryReservationsTranslateTest {
     }
     assertThat(InventoryReservations.translate(io.grpc.Status.UNAVAILABLE.asRuntimeException(), "O-1"))
         .isInstanceOf(UnavailableException.class);
-    assertThat(InventoryReservations.answeredByInventory(io.grpc.Status.UNAVAILABLE.asRuntimeException())).isFalse();
-    assertThat(InventoryReservations.answeredByInventory(answer(Code.UNAVAILABLE, "DATABASE_UNAVAILABLE"))).isTrue();
+    assertThat(GrpcErrors.answeredByService(io.grpc.Status.UNAVAILABLE.asRuntimeException())).isFalse();
+    assertThat(GrpcErrors.answeredByService(answer(Code.UNAVAILABLE, "DATABASE_UNAVAILABLE"))).isTrue();
   }
 }

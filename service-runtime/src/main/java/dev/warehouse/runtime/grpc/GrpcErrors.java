@@ -76,6 +76,29 @@ public final class GrpcErrors {
   }
 
   /**
+   * Whether a failure of a call to one of our services is that service's own answer (it carries our
+   * {@code google.rpc.ErrorInfo}), not the transport's (no instance reached, a reset, a proxy's refusal).
+   * A caller retries only the transport's failures: what a service answered itself was retried in its layer.
+   */
+  public static boolean answeredByService(Throwable failure) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(failure);
+    return status != null && status.getDetailsList().stream().anyMatch(detail -> detail.is(ErrorInfo.class));
+  }
+
+  /**
+   * A call's failure as its caller should hear it: the caller's deadline passing cancels the call's context,
+   * and the call below can end CANCELLED before its own deadline fires; past {@code deadline}, that is
+   * DEADLINE_EXCEEDED (the code a client expects, and retries), never CANCELLED.
+   */
+  public static Throwable pastDeadline(Throwable failure, io.grpc.Deadline deadline) {
+    if (io.grpc.Status.fromThrowable(failure).getCode() == io.grpc.Status.Code.CANCELLED && deadline.isExpired()) {
+      return io.grpc.Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed before it was answered")
+          .asRuntimeException();
+    }
+    return failure;
+  }
+
+  /**
    * {@code failure} built once for answering many times: a refusal under overload, answered thousands of times
    * a second when it matters, costs one status and one copy of its details' bytes per answer instead of a
    * {@code google.rpc.Status} built, packed and serialized each time (6 % of the gateway's CPU samples in a
