@@ -84,9 +84,10 @@ class OrderStockTest {
     return orders.stub().getOrder(GetOrderRequest.newBuilder().setOrderId(orderId).setConsistentRead(true).build());
   }
 
+  /** Moves an order as a careful client does: a repeated move to the status it has answers the order. */
   private static Order move(String orderId, OrderStatus status) {
-    return orders.stub().updateOrderStatus(UpdateOrderStatusRequest.newBuilder().setOrderId(orderId).setStatus(status)
-        .build());
+    return untilDecided(() -> orders.stub().updateOrderStatus(UpdateOrderStatusRequest.newBuilder().setOrderId(orderId)
+        .setStatus(status).build()));
   }
 
   /**
@@ -95,9 +96,14 @@ class OrderStockTest {
    * request_id, which answers the first call's outcome or finishes it.
    */
   private static Order placeUntilDecided(PlaceOrderRequest request) {
+    return untilDecided(() -> orders.stub().withDeadlineAfter(60, TimeUnit.SECONDS).placeOrder(request));
+  }
+
+  /** Asks again while the answer leaves the outcome open: the table injects conflicts a caller may meet. */
+  private static <T> T untilDecided(java.util.function.Supplier<T> call) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return orders.stub().withDeadlineAfter(60, TimeUnit.SECONDS).placeOrder(request);
+        return call.get();
       } catch (StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
         boolean open = code == Status.Code.ABORTED || code == Status.Code.UNAVAILABLE
@@ -140,7 +146,7 @@ class OrderStockTest {
   void aPlacedOrder_holdsItsStock_andItsLinesAreMergedAndPriced() {
     String product = id("P");
     orders.stock(product, "W1", 10);
-    Order placed = orders.stub().placeOrder(PlaceOrderRequest.newBuilder().setCustomerId(id("C")).setRequestId(id("req"))
+    Order placed = placeUntilDecided(PlaceOrderRequest.newBuilder().setCustomerId(id("C")).setRequestId(id("req"))
         .addLines(line(product, "W1", 2, eur(3, 500_000_000)))
         .addLines(line(product, "W1", 1, eur(3, 500_000_000))) // merged with the first
         .build());
@@ -165,7 +171,7 @@ class OrderStockTest {
         .setOrderId(id("O")).addLines(line(product, "W1", 3, eur(1, 0))).addLines(line(OrderFixture.PRODUCT,
             OrderFixture.WAREHOUSE, 1, eur(1, 0)))
         .build();
-    StatusRuntimeException refused = failure(() -> orders.stub().placeOrder(request));
+    StatusRuntimeException refused = failure(() -> placeUntilDecided(request));
     assertStatus(() -> { throw refused; }, Status.Code.FAILED_PRECONDITION, "OUT_OF_STOCK");
     PreconditionFailure violations = detail(refused, PreconditionFailure.class);
     assertThat(violations.getViolationsList()).singleElement().satisfies(v -> {
@@ -181,7 +187,7 @@ class OrderStockTest {
     assertThat(orders.reservation(request.getOrderId()).getState()).isEqualTo(ReservationState.RESERVATION_STATE_RELEASED);
     // The same request again: the same answer, with the same violations, even though stock came in since.
     orders.stock(product, "W1", 50);
-    StatusRuntimeException again = failure(() -> orders.stub().placeOrder(request));
+    StatusRuntimeException again = failure(() -> placeUntilDecided(request));
     assertThat(again.getStatus().getCode()).isEqualTo(Status.Code.FAILED_PRECONDITION);
     assertThat(detail(again, PreconditionFailure.class)).isEqualTo(violations);
     assertThat(orders.stockOf(product, "W1").getReserved()).isZero();
@@ -254,7 +260,7 @@ class OrderStockTest {
     assertThat(outcomes).allSatisfy(o -> assertThat(o).isInstanceOf(Order.class));
     assertThat(outcomes.stream().map(o -> ((Order) o).getOrderId()).distinct()).hasSize(1);
     assertThat(orders.stockOf(product, "W1").getReserved()).isEqualTo(3);
-    assertStatus(() -> orders.stub().placeOrder(request.toBuilder().setLines(0, line(product, "W1", 4, eur(10, 0))).build()),
+    assertStatus(() -> placeUntilDecided(request.toBuilder().setLines(0, line(product, "W1", 4, eur(10, 0))).build()),
         Status.Code.ALREADY_EXISTS, "REQUEST_ID_REUSED");
     assertThat(orders.stockOf(product, "W1").getReserved()).isEqualTo(3);
   }
@@ -263,8 +269,8 @@ class OrderStockTest {
   void cancellingTwice_givesTheStockBackOnce_andShippingTakesIt() {
     String product = id("P");
     orders.stock(product, "W1", 10);
-    Order cancelled = orders.stub().placeOrder(buy(product, "W1", 4));
-    Order shipped = orders.stub().placeOrder(buy(product, "W1", 3));
+    Order cancelled = placeUntilDecided(buy(product, "W1", 4));
+    Order shipped = placeUntilDecided(buy(product, "W1", 3));
     assertThat(orders.stockOf(product, "W1").getReserved()).isEqualTo(7);
 
     assertThat(move(cancelled.getOrderId(), OrderStatus.ORDER_STATUS_CANCELLED).getStatus())
@@ -289,7 +295,7 @@ class OrderStockTest {
   void aShippingCommitDeferred_survivesTheDelivery_andTheRecoveryMakesIt() {
     String product = id("P");
     orders.stock(product, "W1", 10);
-    Order placed = orders.stub().placeOrder(buy(product, "W1", 2));
+    Order placed = placeUntilDecided(buy(product, "W1", 2));
     move(placed.getOrderId(), OrderStatus.ORDER_STATUS_PAID);
     // The inventory's commit transaction fails for a while: SHIPPED stands, owing its COMMIT.
     orders.inventoryProxy.inject("TransactWriteItems", Fault.HTTP_500, 1000);
@@ -309,7 +315,7 @@ class OrderStockTest {
   void aCancelWhoseReleaseFailed_isFinishedByTheRecovery_once() {
     String product = id("P");
     orders.stock(product, "W1", 10);
-    Order placed = orders.stub().placeOrder(buy(product, "W1", 4));
+    Order placed = placeUntilDecided(buy(product, "W1", 4));
     // The inventory's release transaction fails for a while: the cancel stands, owing its release.
     orders.inventoryProxy.inject("TransactWriteItems", Fault.HTTP_500, 1000);
     Order cancelled = move(placed.getOrderId(), OrderStatus.ORDER_STATUS_CANCELLED);
@@ -326,7 +332,7 @@ class OrderStockTest {
   void aCancelRacingTheRecovery_givesTheStockBackOnce() throws Exception {
     String product = id("P");
     orders.stock(product, "W1", 10);
-    Order placed = orders.stub().placeOrder(buy(product, "W1", 4));
+    Order placed = placeUntilDecided(buy(product, "W1", 4));
     // The cancel's own release waits at the inventory past the step's due time, so the cancel answers after its
     // step budget and the recovery sends its release too: both reach the inventory, and the units come back once.
     orders.inventoryProxy.delay("TransactWriteItems", GRACE.plus(Duration.ofSeconds(1)), 1);
@@ -358,7 +364,7 @@ class OrderStockTest {
     Order placed = Eventually.await(() -> get(request.getOrderId()), o -> o.getStatus() == OrderStatus.ORDER_STATUS_PLACED);
     assertThat(placed.getVersion()).isEqualTo(1);
     // The caller's retry answers the order the recovery placed, and holds nothing more.
-    assertThat(orders.stub().placeOrder(request)).isEqualTo(placed);
+    assertThat(placeUntilDecided(request)).isEqualTo(placed);
     assertThat(orders.stockOf(product, "W1").getReserved()).isEqualTo(2);
   }
 
@@ -397,6 +403,6 @@ class OrderStockTest {
         Status.Code.FAILED_PRECONDITION, "RESERVATION_RELEASED");
     assertThat(orders.stockOf(product, "W1").getReserved()).isZero();
     // And the caller's retry hears the same end.
-    assertStatus(() -> orders.stub().placeOrder(request), Status.Code.FAILED_PRECONDITION, "ABANDONED");
+    assertStatus(() -> placeUntilDecided(request), Status.Code.FAILED_PRECONDITION, "ABANDONED");
   }
 }
