@@ -9,6 +9,7 @@ import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.gateway.backend.BackendHealthMonitor;
 import dev.warehouse.runtime.discovery.BackendInstances;
 import dev.warehouse.runtime.discovery.EventLoops;
+import dev.warehouse.runtime.peer.PeerCalls;
 import dev.warehouse.gateway.backend.ForwardingService;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.v1.OrderServiceGrpc;
@@ -21,7 +22,6 @@ import dev.warehouse.runtime.server.ServiceServer;
 import dev.warehouse.runtime.tls.TlsMode;
 import dev.warehouse.runtime.tls.TransportSecurity;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import com.google.protobuf.Descriptors;
@@ -56,11 +56,10 @@ public final class GatewayProcess implements AutoCloseable {
 
   /**
    * Calls in the circuit breaker's window; half failing (UNAVAILABLE, or the deadline passing) opens
-   * it. What counts, and what is ignored, is the {@link Backend}'s to say.
+   * it. What counts, and what is ignored, is {@link PeerCalls}' to say.
    */
   public static final int CIRCUIT_WINDOW = 10;
   public static final int CIRCUIT_MIN_CALLS = 5;
-  public static final float CIRCUIT_FAILURE_RATE = 50;
 
   /** The backends' names: their circuit breakers', and the {@code service} of their hot keys. */
   public static final String INVENTORY_SERVICE = "inventory-service";
@@ -146,16 +145,8 @@ public final class GatewayProcess implements AutoCloseable {
         Stream.concat(FORWARDED.stream().map(Forwarded::service), Stream.of(AdminServiceGrpc.getServiceDescriptor()))
             .map(Forwarded::proto).toList());
     PrometheusMeterRegistry registry = MetricsRegistries.withoutJvmMetrics("gateway");
-    CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
-        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-        .slidingWindowSize(CIRCUIT_WINDOW)
-        .minimumNumberOfCalls(CIRCUIT_MIN_CALLS)
-        .failureRateThreshold(CIRCUIT_FAILURE_RATE)
-        .waitDurationInOpenState(config.circuitOpenFor())
-        .permittedNumberOfCallsInHalfOpenState(2)
-        .automaticTransitionFromOpenToHalfOpenEnabled(true)
-        .ignoreExceptions(Backend.CallerCancellation.class)
-        .build());
+    CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(
+        PeerCalls.breakerConfig(CIRCUIT_WINDOW, CIRCUIT_MIN_CALLS, config.circuitOpenFor()));
     TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(registry);
 
     EventLoopGroup eventLoops = EventLoops.group(Runtime.getRuntime().availableProcessors());

@@ -18,6 +18,7 @@ import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.discovery.BackendInstances;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.discovery.EventLoops;
+import dev.warehouse.runtime.peer.PeerCalls;
 import dev.warehouse.runtime.server.CdsTraining;
 import dev.warehouse.runtime.server.DaemonThreads;
 import dev.warehouse.runtime.service.ServiceContext;
@@ -26,13 +27,13 @@ import dev.warehouse.runtime.service.ServiceProcess;
 import com.google.protobuf.Descriptors.ServiceDescriptor;
 import com.google.type.Money;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.grpc.BindableService;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingClientInterceptor;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,7 +59,8 @@ public final class OrderMain {
   /** Calls in the inventory breaker's window; half failing opens it (as the gateway's do). */
   static final int CIRCUIT_WINDOW = 20;
   static final int CIRCUIT_MIN_CALLS = 10;
-  static final float CIRCUIT_FAILURE_RATE = 50;
+  /** How often the inventory channel's connectivity is looked at (as the gateway looks at its backends'). */
+  static final Duration CONNECTIVITY_CHECK = Duration.ofMillis(500);
 
   private OrderMain() {}
 
@@ -144,22 +146,22 @@ public final class OrderMain {
     ManagedChannel channel = EventLoops.channelTo(instances, loops,
             context.transport().channelCredentials(settings.inventoryTls()))
         .defaultServiceConfig(BackendServiceConfig.of(reservations))
-        .disableRetry() // ours, in InventoryReservations: idempotent calls only, within the deadline
+        .disableRetry() // PeerCalls': idempotent calls only, within the deadline
         .intercept(new MetricCollectingClientInterceptor(context.meterRegistry()))
         .build();
     resources.closeOnStop(() -> EventLoops.close(List.of(channel)));
-    CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(CircuitBreakerConfig.custom()
-        .slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-        .slidingWindowSize(CIRCUIT_WINDOW)
-        .minimumNumberOfCalls(CIRCUIT_MIN_CALLS)
-        .failureRateThreshold(CIRCUIT_FAILURE_RATE)
-        .waitDurationInOpenState(settings.circuitOpenFor())
-        .permittedNumberOfCallsInHalfOpenState(2)
-        .automaticTransitionFromOpenToHalfOpenEnabled(true)
-        .build());
+    CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(
+        PeerCalls.breakerConfig(CIRCUIT_WINDOW, CIRCUIT_MIN_CALLS, settings.circuitOpenFor()));
     TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(context.meterRegistry());
     CircuitBreaker breaker = circuits.circuitBreaker(INVENTORY_SERVICE);
-    return new InventoryReservations(channel, breaker, settings.callTimeout(), settings.minCallBudget(),
-        context.scheduler(), BackendServiceConfig.retryableFullNames(reservations), context.meterRegistry());
+    // Wait for ready: an inventory instance restarting delays a call within its deadline instead of failing it.
+    PeerCalls calls = new PeerCalls(INVENTORY_SERVICE, breaker, BackendServiceConfig.retryableFullNames(reservations),
+        settings.callTimeout(), settings.minCallBudget(), true, channel::resetConnectBackoff, context.scheduler(),
+        context.meterRegistry());
+    // A restarted inventory is found, and its circuit tried, within a period: not after the channel's growing
+    // reconnect backoff or the rest of the open time, which outlasted the step grace after short outages.
+    resolver.scheduleWithFixedDelay(() -> calls.observe(channel.getState(true)), 0,
+        CONNECTIVITY_CHECK.toMillis(), TimeUnit.MILLISECONDS);
+    return new InventoryReservations(channel, calls);
   }
 }

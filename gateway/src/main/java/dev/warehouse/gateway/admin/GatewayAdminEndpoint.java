@@ -159,7 +159,7 @@ public final class GatewayAdminEndpoint extends AdminServiceGrpc.AdminServiceImp
     if (answered.isEmpty() && !unanswered.isEmpty()) {
       if (unanswered.stream().allMatch(u -> u.getCode().equals(Status.Code.DEADLINE_EXCEEDED.name()))) {
         throw new DeadlineExceededException("DEADLINE_EXCEEDED",
-            "none of the " + unanswered.size() + " instances answered ListHotKeys within the deadline", null);
+            "none of the " + unanswered.size() + " instances answered ListHotKeys within the deadline", (Throwable) null);
       }
       throw new UnavailableException("NO_INSTANCE_ANSWERED",
           "none of the " + unanswered.size() + " instances answered ListHotKeys",

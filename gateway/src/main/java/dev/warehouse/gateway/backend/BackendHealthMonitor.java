@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Mirrors each backend's availability into the gateway's health service: a service is SERVING while
  * at least one of its instances is connected and passes its own health check (the channel is READY).
- * Also cuts the channel's reconnect backoff short, so a restarted backend is found within a period.
+ * Also tells each backend's {@link dev.warehouse.runtime.peer.PeerCalls} what it saw: the channel's reconnect
+ * backoff is cut short, and a restarted backend is found, and its circuit tried, within a period.
  */
 public final class BackendHealthMonitor implements AutoCloseable {
 
@@ -28,9 +29,7 @@ public final class BackendHealthMonitor implements AutoCloseable {
         ConnectivityState state = backend.state(true);
         health.setStatus(backend.serviceName(),
             state == ConnectivityState.READY ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
-        if (state == ConnectivityState.TRANSIENT_FAILURE) {
-          backend.reconnectNow();
-        }
+        backend.observe(state);
       }
     }, 0, PERIOD.toMillis(), TimeUnit.MILLISECONDS);
   }

@@ -17,9 +17,6 @@ import java.util.stream.Collectors;
  */
 public final class BackendServiceConfig {
 
-  /** Attempts of one call to a backend (through the gateway, or the order-service's to the inventory), first try included. */
-  public static final int MAX_ATTEMPTS = 2;
-
   private BackendServiceConfig() {}
 
   public static Map<String, Object> of(ServiceDescriptor service) {

@@ -8,4 +8,8 @@ public final class DeadlineExceededException extends ServiceException {
   public DeadlineExceededException(String reason, String message, Throwable cause) {
     super(reason, message, Map.of(), cause);
   }
+
+  public DeadlineExceededException(String reason, String message, Map<String, String> metadata) {
+    super(reason, message, metadata);
+  }
 }
