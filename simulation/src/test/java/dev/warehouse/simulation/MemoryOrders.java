@@ -5,8 +5,10 @@ import dev.warehouse.order.domain.OrderPageQuery;
 import dev.warehouse.order.domain.OrderRepository;
 import dev.warehouse.order.domain.PlaceOrderCommand;
 import dev.warehouse.order.domain.StaleOrderException;
+import dev.warehouse.order.store.OrderKeys;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
+import dev.warehouse.runtime.error.InvalidArgumentException;
 import dev.warehouse.runtime.paging.Page;
 import java.time.Instant;
 import java.util.Comparator;
@@ -25,6 +27,9 @@ import java.util.concurrent.CompletableFuture;
 final class MemoryOrders implements OrderRepository {
 
   private record RequestRecord(String orderId, String fingerprint) {}
+
+  /** What a page token of the stalled-order listing is bound to. */
+  private static final String STALLED_SCOPE = OrderKeys.STALLED_ORDERS.patternId();
 
   private final MemoryDb db;
   final Map<String, Order> orders = new LinkedHashMap<>();
@@ -109,13 +114,35 @@ final class MemoryOrders implements OrderRepository {
   @Override
   public CompletableFuture<Page<Order>> listStalled(Instant now, int pageSize, String pageToken) {
     return db.read("list stalled", () -> {
-      List<Order> due = orders.values().stream()
-          .filter(o -> o.pending().isPresent() && !o.pending().get().due().isAfter(now))
-          .sorted(Comparator.comparing((Order o) -> o.pending().get().due()).thenComparing(Order::orderId))
+      // The index's own keys: due to the millisecond, then the order id, listed while at or below now's.
+      String until = OrderKeys.stepsDueBy(now);
+      List<Map.Entry<String, Order>> due = orders.values().stream()
+          .filter(o -> o.pending().isPresent())
+          .map(o -> Map.entry(OrderKeys.stepSk(o.pending().get().due(), o.orderId()), o))
+          .filter(e -> e.getKey().compareTo(until) <= 0)
+          .sorted(Map.Entry.comparingByKey())
           .toList();
-      int from = pageToken.isEmpty() ? 0 : Integer.parseInt(pageToken);
-      int to = Math.min(due.size(), from + pageSize);
-      return new Page<>(due.subList(from, to), to < due.size() ? Integer.toString(to) : "");
+      return page(due, Comparator.naturalOrder(), pageSize, pageToken, STALLED_SCOPE);
     });
+  }
+
+  /**
+   * One page of {@code listed} (sorted by key in {@code order}): as DynamoDB pages, it resumes after the
+   * last key the previous page returned, so what changed meanwhile before that key moves nothing after
+   * it; the token says which listing it belongs to, and is refused by any other.
+   */
+  private static Page<Order> page(List<Map.Entry<String, Order>> listed, Comparator<String> order, int pageSize,
+      String pageToken, String scope) {
+    List<Map.Entry<String, Order>> rest = listed;
+    if (!pageToken.isEmpty()) {
+      if (!pageToken.startsWith(scope + "\n")) {
+        throw InvalidArgumentException.of("page_token", "is not a page token issued for this request");
+      }
+      String after = pageToken.substring(scope.length() + 1);
+      rest = listed.stream().filter(e -> order.compare(e.getKey(), after) > 0).toList();
+    }
+    List<Map.Entry<String, Order>> page = rest.subList(0, Math.min(pageSize, rest.size()));
+    String next = rest.size() > pageSize ? scope + "\n" + page.get(page.size() - 1).getKey() : "";
+    return new Page<>(page.stream().map(Map.Entry::getValue).toList(), next);
   }
 }
