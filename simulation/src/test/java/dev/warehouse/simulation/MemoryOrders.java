@@ -1,9 +1,11 @@
 package dev.warehouse.simulation;
 
+import dev.warehouse.order.domain.DateFilter;
 import dev.warehouse.order.domain.Order;
 import dev.warehouse.order.domain.OrderPageQuery;
 import dev.warehouse.order.domain.OrderRepository;
 import dev.warehouse.order.domain.PlaceOrderCommand;
+import dev.warehouse.order.domain.Rejection;
 import dev.warehouse.order.domain.StaleOrderException;
 import dev.warehouse.order.store.OrderKeys;
 import dev.warehouse.runtime.error.AbortedException;
@@ -17,12 +19,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
 
 /**
  * {@link OrderRepository} in memory, with the conditions of its DynamoDB implementation: a create only
  * where neither the order nor its request record exists (a replay of the request answers the order as
  * it is), every change only at the version read. Both copies of an order are written together, so one
- * record stands for them.
+ * record stands for them; the customer listing answers the customer copy's summary of it.
  */
 final class MemoryOrders implements OrderRepository {
 
@@ -71,7 +74,34 @@ final class MemoryOrders implements OrderRepository {
 
   @Override
   public CompletableFuture<Page<Order>> listByCustomer(String customerId, OrderPageQuery query) {
-    throw new UnsupportedOperationException("not part of the saga");
+    return db.read("list orders of " + customerId, () -> {
+      // The customer copies' sort keys (date, then id), filtered and ordered as the Query's key condition.
+      Predicate<String> wanted;
+      if (query.filter() instanceof DateFilter.Range range) {
+        String from = range.start().map(OrderKeys::corridorFrom).orElse(OrderKeys.corridorPrefix(""));
+        String until = range.end().map(OrderKeys::corridorUntil).orElse(OrderKeys.corridorEnd());
+        wanted = sk -> sk.compareTo(from) >= 0 && sk.compareTo(until) <= 0;
+      } else {
+        String prefix = OrderKeys.corridorPrefix(query.filter() instanceof DateFilter.Prefix p ? p.prefix() : "");
+        wanted = sk -> sk.startsWith(prefix);
+      }
+      List<Map.Entry<String, Order>> listed = orders.values().stream()
+          .filter(o -> o.customerId().equals(customerId))
+          .map(o -> Map.entry(OrderKeys.corridor(customerId, o.orderDate(), o.orderId()).sk(), summary(o)))
+          .filter(e -> wanted.test(e.getKey()))
+          .sorted(Map.Entry.<String, Order>comparingByKey().reversed())
+          .toList();
+      String scope = OrderKeys.ORDERS_OF_CUSTOMER.patternId() + "|" + OrderKeys.customerPk(customerId) + "|"
+          + query.filter().canonical();
+      return page(listed, Comparator.reverseOrder(), query.pageSize(), query.pageToken(), scope);
+    });
+  }
+
+  /** What the customer's copy holds of an order: no lines, shortages or step, which only the direct copy has. */
+  private static Order summary(Order order) {
+    return new Order(order.orderId(), order.customerId(), order.orderDate(), order.status(), order.total(), order.version(),
+        order.createTime(), order.updateTime(), List.of(), order.lineCount(),
+        order.rejection().map(r -> new Rejection(r.reason(), List.of())), Optional.empty());
   }
 
   @Override
