@@ -123,7 +123,10 @@ final class MemoryOrders implements OrderRepository {
       if (stored.version() != current.version()) {
         throw new StaleOrderException(current.orderId());
       }
-      orders.put(current.orderId(), updated);
+      // Only what the DynamoDB update sets: status, version, update time, a rejection, the step owed.
+      orders.put(current.orderId(), new Order(stored.orderId(), stored.customerId(), stored.orderDate(), updated.status(),
+          stored.total(), updated.version(), stored.createTime(), updated.updateTime(), stored.lines(), stored.lineCount(),
+          updated.rejection().isPresent() ? updated.rejection() : stored.rejection(), updated.pending()));
       return updated;
     });
   }
