@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -91,7 +92,7 @@ public final class OrderRecovery implements AutoCloseable {
     Instant started = clock.instant();
     AtomicLong finished = new AtomicLong();
     AtomicLong listed = new AtomicLong();
-    return page("", started, finished, listed, true)
+    return asFuture(() -> page("", started, finished, listed, true))
         .handle((ok, failure) -> {
           running.set(false);
           if (failure == null) {
@@ -123,7 +124,7 @@ public final class OrderRecovery implements AutoCloseable {
 
   private CompletableFuture<Void> recoverOne(Order listed, AtomicLong finished) {
     String step = listed.pending().map(p -> p.step().name().toLowerCase(java.util.Locale.ROOT)).orElse("none");
-    return service.recover(listed.orderId()).handle((order, failure) -> {
+    return asFuture(() -> service.recover(listed.orderId())).handle((order, failure) -> {
       String outcome = failure == null ? "finished" : "failed";
       Counter.builder("order.recoveries").description("overdue stock steps the recovery finished or tried to")
           .tags("step", step, "outcome", outcome).register(meters).increment();
@@ -137,6 +138,18 @@ public final class OrderRecovery implements AutoCloseable {
       }
       return null;
     });
+  }
+
+  /**
+   * {@code call}'s future, or a failed one when it throws instead: a throw would otherwise skip the rest of
+   * the page, or leave the round marked running, so that no later round ever ran.
+   */
+  private static <T> CompletableFuture<T> asFuture(Supplier<CompletableFuture<T>> call) {
+    try {
+      return call.get();
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
   }
 
   @Override

@@ -148,6 +148,28 @@ class OrderRecoveryTest {
   }
 
   @Test
+  void anOrderWhoseReadThrows_costsOnlyThatOrder_notTheRestOfItsPageNorTheNextPage() {
+    owingCommits(150);
+    AtomicBoolean broken = new AtomicBoolean(true);
+    // A read that throws instead of failing its future: the recovery must still go on with the others.
+    orders.finding = (orderId, stored) -> {
+      if (orderId.equals("O-050") && broken.get()) {
+        throw new IllegalStateException("the read of O-050 threw");
+      }
+      return stored.get();
+    };
+
+    assertThat(recovery.round().join()).isEqualTo(149);
+
+    assertThat(orders.owing()).containsExactly("O-050");
+    assertThat(recoveries("commit", "failed")).isEqualTo(1);
+    assertThat(lastSuccess()).isEqualTo(seconds(clock.instant()));
+    broken.set(false);
+    assertThat(recovery.round().join()).isEqualTo(1);
+    assertThat(orders.owing()).isEmpty();
+  }
+
+  @Test
   void aRoundWhoseListingFails_advancesNeitherTimestampNorOverdueCount_andTheNextRoundRuns() {
     owingCommits(150);
     orders.listing = (token, stored) -> token.isEmpty() ? stored.get()
@@ -165,6 +187,24 @@ class OrderRecoveryTest {
     assertThat(lastSuccess()).isEqualTo(seconds(T0.plusSeconds(20)));
     assertThat(gauge("order.stock.steps.overdue")).isEqualTo(50);
     assertThat(orders.owing()).isEmpty();
+  }
+
+  @Test
+  void aListingThatThrows_failsOnlyItsRound_andTheNextTickRunsOne() {
+    owingCommit(1);
+    orders.listing = (token, stored) -> {
+      throw new IllegalStateException("the listing threw");
+    };
+
+    // As the timer calls it: a round that cannot list ends, it does not throw or stay "running".
+    assertThat(recovery.round()).isCompletedWithValue(0);
+    assertThat(lastSuccess()).isEqualTo(seconds(T0));
+
+    orders.listing = (token, stored) -> stored.get();
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(recovery.round()).isCompletedWithValue(1);
+    assertThat(orders.owing()).isEmpty();
+    assertThat(lastSuccess()).isEqualTo(seconds(T0.plusSeconds(10)));
   }
 
   @ParameterizedTest
