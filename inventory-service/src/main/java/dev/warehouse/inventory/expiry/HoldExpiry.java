@@ -3,6 +3,7 @@ package dev.warehouse.inventory.expiry;
 import dev.warehouse.inventory.domain.PageQuery;
 import dev.warehouse.inventory.domain.Reservation;
 import dev.warehouse.inventory.domain.Reservations;
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.paging.Page;
 import io.grpc.Context;
 import io.micrometer.core.instrument.Counter;
@@ -25,7 +26,8 @@ import java.util.logging.Logger;
  * The expiry loop: every sweep period, lists the holds past their expiry (A9) and releases each one
  * (W9, cause HOLD_EXPIRED), only if it is still HELD when the release is written, so a confirm that won
  * the race is never undone. Runs on the process's timer thread, which it never blocks: a sweep only
- * starts asynchronous calls, and a sweep still running when the next is due is not doubled.
+ * starts asynchronous calls, and a sweep still running when the next is due is not doubled. A hold whose
+ * release fails is logged ({@code event=hold_release_deferred}) and left for the next sweep; the sweep goes on.
  *
  * <p>Metrics: {@code reservation_holds_expired_total} (holds this process released), and
  * {@code reservation_expired_hold_age_seconds}, how long the oldest hold the last sweep found had been
@@ -83,8 +85,9 @@ public final class HoldExpiry implements AutoCloseable {
   }
 
   /**
-   * One sweep: every hold expired by now, page by page; completes when each is released (or was
-   * confirmed or released meanwhile). Skipped, completing at once, while the previous one still runs.
+   * One sweep: every hold expired by now, page by page; completes with how many it released once each
+   * is released (or was confirmed or released meanwhile, or its release failed, for the next sweep), and
+   * fails when a page could not be listed. Skipped, completing at once, while the previous one still runs.
    */
   public CompletableFuture<Integer> sweep() {
     if (!running.compareAndSet(false, true)) {
@@ -98,6 +101,8 @@ public final class HoldExpiry implements AutoCloseable {
     Context previous = context.attach();
     try {
       done = page("", now, true, 0);
+    } catch (RuntimeException e) { // thrown, not failed: still this sweep's end, or running stays set for good
+      done = CompletableFuture.failedFuture(e);
     } finally {
       context.detach(previous);
     }
@@ -122,7 +127,7 @@ public final class HoldExpiry implements AutoCloseable {
             : Math.max(0, Duration.between(page.items().get(0).holdExpireTime(), now).toMillis()));
       }
       List<CompletableFuture<Boolean>> releases = page.items().stream()
-          .map(hold -> reservations.expire(hold.orderId(), now))
+          .map(hold -> release(hold, now))
           .toList();
       return CompletableFuture.allOf(releases.toArray(CompletableFuture[]::new)).thenCompose(all -> {
         int released = releasedSoFar + (int) releases.stream().filter(CompletableFuture::join).count();
@@ -130,6 +135,27 @@ public final class HoldExpiry implements AutoCloseable {
         return page.nextPageToken().isEmpty() ? CompletableFuture.completedFuture(released)
             : page(page.nextPageToken(), now, false, released);
       });
+    });
+  }
+
+  /**
+   * Releases one expired hold; completes with whether it did. A failure (thrown or failed) is logged and
+   * completes with false: the hold stays expired, for the next sweep, and the rest of the sweep goes on.
+   */
+  private CompletableFuture<Boolean> release(Reservation hold, Instant now) {
+    CompletableFuture<Boolean> released;
+    try {
+      released = reservations.expire(hold.orderId(), now);
+    } catch (RuntimeException e) {
+      released = CompletableFuture.failedFuture(e);
+    }
+    return released.handle((ok, failure) -> {
+      if (failure == null) {
+        return ok;
+      }
+      log.warning("event=hold_release_deferred order_id=" + hold.orderId() + " detail=\""
+          + Failures.cause(failure).getMessage() + "\"");
+      return false;
     });
   }
 

@@ -9,6 +9,7 @@ import dev.warehouse.inventory.domain.Reservation.State;
 import dev.warehouse.inventory.domain.ReservationLine;
 import dev.warehouse.inventory.domain.Reservations;
 import dev.warehouse.runtime.error.UnavailableException;
+import dev.warehouse.testing.LogRecords;
 import dev.warehouse.testing.TestClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -126,6 +128,53 @@ class HoldExpiryLoopTest {
   }
 
   @Test
+  void aReleaseThatFails_isLoggedAndLeftForTheNextSweep_whileTheRestOfItsPageAndTheNextPageAreReleased() {
+    expiredHolds(150);
+    AtomicBoolean broken = new AtomicBoolean(true);
+    repository.failing = (operation, orderId) -> operation.equals("end") && orderId.equals("O-050") && broken.get()
+        ? Optional.of(new UnavailableException("DATABASE_UNAVAILABLE", "the transaction failed"))
+        : Optional.empty();
+    clock.advance(Duration.ofSeconds(10));
+
+    try (LogRecords log = new LogRecords(HoldExpiry.class)) {
+      assertThat(expiry.sweep()).isCompletedWithValue(149);
+      assertThat(log.lines()).anySatisfy(line -> assertThat(line).contains("order_id=O-050"));
+    }
+
+    assertThat(held()).containsExactly("O-050");
+    assertThat(stateOf("O-051")).as("after it on its page").isEqualTo(State.RELEASED);
+    assertThat(stateOf("O-150")).as("on the next page").isEqualTo(State.RELEASED);
+    assertThat(expired()).isEqualTo(149);
+    assertThat(lastSuccess()).as("the sweep listed every page").isEqualTo(seconds(clock.instant()));
+
+    broken.set(false);
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(expiry.sweep()).isCompletedWithValue(1);
+    assertThat(held()).isEmpty();
+    assertThat(repository.reserved("P-1", "W-1")).isZero();
+  }
+
+  @Test
+  void aHoldWhoseReadThrows_costsOnlyThatHold_notTheRestOfItsPageNorTheNextPage() {
+    expiredHolds(150);
+    AtomicBoolean broken = new AtomicBoolean(true);
+    // A read that throws instead of failing its future: the sweep must still go on with the others.
+    repository.before = (operation, orderId) -> {
+      if (operation.equals("find") && orderId.equals("O-050") && broken.get()) {
+        throw new IllegalStateException("the read of O-050 threw");
+      }
+    };
+
+    assertThat(expiry.sweep()).isCompletedWithValue(149);
+
+    assertThat(held()).containsExactly("O-050");
+    assertThat(lastSuccess()).isEqualTo(seconds(clock.instant()));
+    broken.set(false);
+    assertThat(expiry.sweep()).isCompletedWithValue(1);
+    assertThat(held()).isEmpty();
+  }
+
+  @Test
   void aSweepWhoseListingFails_advancesNoTimestamp_andTheNextSweepRuns() {
     expiredHolds(150);
     repository.listing = (token, stored) -> token.isEmpty() ? stored.get()
@@ -143,5 +192,23 @@ class HoldExpiryLoopTest {
     assertThat(expiry.sweep()).isCompletedWithValue(50);
     assertThat(held()).isEmpty();
     assertThat(lastSuccess()).isEqualTo(seconds(T0.plusSeconds(20)));
+  }
+
+  @Test
+  void aListingThatThrows_failsOnlyItsSweep_andTheNextTickRunsOne() {
+    expiredHold(1);
+    repository.listing = (token, stored) -> {
+      throw new IllegalStateException("the listing threw");
+    };
+
+    // As the timer calls it: a sweep that cannot list ends, it does not throw or stay "running".
+    assertThat(expiry.sweep()).isCompletedExceptionally();
+    assertThat(lastSuccess()).isEqualTo(seconds(T0));
+
+    repository.listing = (token, stored) -> stored.get();
+    clock.advance(Duration.ofSeconds(10));
+    assertThat(expiry.sweep()).isCompletedWithValue(1);
+    assertThat(held()).isEmpty();
+    assertThat(lastSuccess()).isEqualTo(seconds(T0.plusSeconds(10)));
   }
 }
