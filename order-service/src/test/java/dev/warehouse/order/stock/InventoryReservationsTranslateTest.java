@@ -6,8 +6,10 @@ import com.google.protobuf.Any;
 import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
 import com.google.rpc.RetryInfo;
+import dev.warehouse.inventory.domain.InventoryService;
 import dev.warehouse.inventory.v1.StockShortage;
 import dev.warehouse.inventory.v1.StockShortages;
+import dev.warehouse.order.domain.NotStockedException;
 import dev.warehouse.order.domain.OutOfStockException;
 import dev.warehouse.order.domain.Shortage;
 import dev.warehouse.runtime.error.AbortedException;
@@ -68,6 +70,18 @@ class InventoryReservationsTranslateTest {
     RuntimeException out = InventoryReservations.translate(answer(Code.FAILED_PRECONDITION, "OUT_OF_STOCK", detail), "O-1");
     assertThat(out).isInstanceOfSatisfying(OutOfStockException.class, e -> assertThat(e.shortages()).containsExactly(
         new Shortage("P1", "W1", 5, 2), new Shortage("P2", "W3", 7, 0)));
+  }
+
+  @Test
+  void aLineNotStockedAtItsWarehouse_isNotStocked_namingTheProductAndWarehouse_fromTheInventorysOwnError() {
+    // The inventory's own refusal, through its own mapper to the wire: what the order-service receives.
+    Throwable answer = GrpcErrors.toStatusException(InventoryService.inventoryNotFound("P-9", "W-2"));
+    RuntimeException missing = InventoryReservations.translate(answer, "O-1");
+    assertThat(missing).isInstanceOfSatisfying(NotStockedException.class, e -> {
+      assertThat(e.reason()).isEqualTo("PRODUCT_INVENTORY_NOT_FOUND");
+      assertThat(e.productId()).isEqualTo("P-9");
+      assertThat(e.warehouseId()).isEqualTo("W-2");
+    });
   }
 
   @Test
