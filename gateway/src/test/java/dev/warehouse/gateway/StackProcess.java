@@ -100,6 +100,30 @@ final class StackProcess implements AutoCloseable {
     }
   }
 
+  /**
+   * SIGSTOP: the process hangs as a long GC pause or a starved node makes it hang. Its sockets stay open,
+   * so its peers see no reset: their calls to it wait for their deadlines.
+   */
+  void freeze() throws IOException, InterruptedException {
+    signal("-STOP");
+  }
+
+  /** SIGCONT: a frozen process runs on from where it stopped. */
+  void thaw() throws IOException, InterruptedException {
+    signal("-CONT");
+  }
+
+  private void signal(String signal) throws IOException, InterruptedException {
+    if (process == null || !process.isAlive()) {
+      throw new IllegalStateException(name + " is not running");
+    }
+    Process kill = new ProcessBuilder("kill", signal, Long.toString(process.pid())).redirectErrorStream(true).start();
+    if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+      throw new IllegalStateException("kill " + signal + " " + name + " failed: "
+          + new String(kill.getInputStream().readAllBytes()));
+    }
+  }
+
   /** Whether the process was started and still runs. */
   boolean isAlive() {
     return process != null && process.isAlive();
