@@ -159,8 +159,7 @@ class StockRoundsIT {
     // Orders end to end before any fault, over every instance: the first round's calls are then no cold JVM's,
     // which took longer than the buyers' deadline and the grace on this 2-core machine.
     String product = "P-warm-" + UUID.randomUUID().toString().substring(0, 8);
-    inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
-        .setProductId(product).setWarehouseId("W1").setQuantity(WARM_UP_ORDERS)).build());
+    stock(product, WARM_UP_ORDERS);
     ExecutorService pool = Executors.newFixedThreadPool(WARM_UP_ORDERS);
     long warmStart = System.nanoTime();
     try {
@@ -179,6 +178,18 @@ class StockRoundsIT {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  /**
+   * Puts {@code units} of {@code product} on hand, asked again while the answer leaves it open: an injected
+   * TransactionConflict can outlast the inventory's own rounds (ABORTED), and setting a quantity is safe to repeat.
+   */
+  private static void stock(String product, long units) {
+    Awaitility.await("stock of " + product).atMost(Duration.ofSeconds(30)).pollInterval(RETRY_PAUSE)
+        .ignoreExceptionsMatching(e -> e instanceof StatusRuntimeException s && Buyer.OPEN.contains(s.getStatus().getCode()))
+        .until(() -> inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder()
+            .setInventory(ProductInventory.newBuilder().setProductId(product).setWarehouseId("W1").setQuantity(units))
+            .build()).getQuantity() == units);
   }
 
   private static PlaceOrderRequest request(String product, String customer) {
@@ -243,8 +254,7 @@ class StockRoundsIT {
   /** One round: the race under {@code fault}, then what it left, checked into {@code softly}. */
   private Round round(int number, Fault fault, SoftAssertions softly) throws Exception {
     String product = "P-" + UUID.randomUUID().toString().substring(0, 8);
-    inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
-        .setProductId(product).setWarehouseId("W1").setQuantity(UNITS)).build());
+    stock(product, UNITS);
 
     List<Buyer> buyers = new ArrayList<>();
     for (int i = 0; i < BUYERS; i++) {
