@@ -52,7 +52,10 @@ public final class BuyingStock {
   static final int HOLDERS = 16;
   /** Stock records the spread holds go to. */
   static final int SPREAD = 200;
-  /** PlaceOrder calls per second, each path: a moderate load, to measure latency rather than a queue. */
+  /**
+   * PlaceOrder calls per second, both paths together (the interleaved schedule's rate is its total): a
+   * moderate load, to measure latency rather than a queue.
+   */
   static final double PLACE_RATE = 40;
 
   private BuyingStock() {}
