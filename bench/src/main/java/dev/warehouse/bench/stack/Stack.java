@@ -63,7 +63,7 @@ public final class Stack implements AutoCloseable {
   public static Stack start(Path root, String table) throws Exception {
     MotoProcess moto = startMoto(root);
     try {
-      return start(root, table, moto.endpoint(), moto);
+      return start(root, Jars.of(root), table, moto.endpoint(), moto);
     } catch (Exception e) {
       moto.close();
       throw e;
@@ -72,22 +72,27 @@ public final class Stack implements AutoCloseable {
 
   /** The services and the gateway on a DynamoDB endpoint that is already running. */
   public static Stack on(Path root, String table, URI dynamoEndpoint) throws Exception {
-    return start(root, table, dynamoEndpoint, null);
+    return on(root, Jars.of(root), table, dynamoEndpoint);
   }
 
-  private static Stack start(Path root, String table, URI endpoint, MotoProcess moto) throws Exception {
+  /** The same, from {@code jars}: another build's (a baseline), its logs under names of its own. */
+  public static Stack on(Path root, Jars jars, String table, URI dynamoEndpoint) throws Exception {
+    return start(root, jars, table, dynamoEndpoint, null);
+  }
+
+  private static Stack start(Path root, Jars jars, String table, URI endpoint, MotoProcess moto) throws Exception {
     Path logs = root.resolve("target/bench-logs");
     Map<String, String> serviceEnv = serviceEnv(endpoint, table);
     long launched = System.nanoTime();
-    Proc inventory = java(root, logs, "inventory-service", serviceEnv);
+    Proc inventory = java(jars, logs, "inventory-service", serviceEnv);
     Map<String, String> orderEnv = new LinkedHashMap<>(serviceEnv);
     orderEnv.put("INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort); // its orders' stock, held there
-    Proc orders = java(root, logs, "order-service", orderEnv);
+    Proc orders = java(jars, logs, "order-service", orderEnv);
     Stack stack = new Stack(root, moto, endpoint, table, inventory, orders, null);
     stack.startupMs.put("inventory-service", inventory.awaitServing(120_000));
     stack.startupMs.put("order-service", orders.awaitServing(120_000));
     // Without authentication: the scenarios measure forwarding, as they have since before it existed.
-    Proc gateway = java(root, logs, "gateway", Map.of("AUTH_MODE", "none",
+    Proc gateway = java(jars, logs, "gateway", Map.of("AUTH_MODE", "none",
         "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort));
     Stack started = new Stack(root, moto, endpoint, table, inventory, orders, gateway);
     started.startupMs.putAll(stack.startupMs);
@@ -126,6 +131,15 @@ public final class Stack implements AutoCloseable {
   /** The same, with {@code jvmFlags} before {@code -jar} (scenario 5's class-data-sharing archive). */
   public static Proc java(Path root, Path logs, String module, String name, Map<String, String> env,
       List<String> jvmFlags) throws IOException {
+    return java(Jars.of(root).jar(module), logs, name, env, jvmFlags);
+  }
+
+  private static Proc java(Jars jars, Path logs, String module, Map<String, String> env) throws IOException {
+    return java(jars.jar(module), logs, jars.name(module), env, List.of());
+  }
+
+  private static Proc java(Path jar, Path logs, String name, Map<String, String> env, List<String> jvmFlags)
+      throws IOException {
     int grpc = Proc.freePort();
     int metrics = Proc.freePort();
     Map<String, String> all = new LinkedHashMap<>(env);
@@ -134,7 +148,7 @@ public final class Stack implements AutoCloseable {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m"));
     command.addAll(jvmFlags);
-    command.addAll(List.of("-jar", root.resolve(module).resolve("target").resolve(module + ".jar").toString()));
+    command.addAll(List.of("-jar", jar.toString()));
     return Proc.start(name, command, all, logs, grpc, metrics);
   }
 
