@@ -84,22 +84,35 @@ public final class Stack implements AutoCloseable {
     Path logs = root.resolve("target/bench-logs");
     Map<String, String> serviceEnv = serviceEnv(endpoint, table);
     long launched = System.nanoTime();
-    Proc inventory = java(jars, logs, "inventory-service", serviceEnv);
-    Map<String, String> orderEnv = new LinkedHashMap<>(serviceEnv);
-    orderEnv.put("INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort); // its orders' stock, held there
-    Proc orders = java(jars, logs, "order-service", orderEnv);
-    Stack stack = new Stack(root, moto, endpoint, table, inventory, orders, null);
-    stack.startupMs.put("inventory-service", inventory.awaitServing(120_000));
-    stack.startupMs.put("order-service", orders.awaitServing(120_000));
-    // Without authentication: the scenarios measure forwarding, as they have since before it existed.
-    Proc gateway = java(jars, logs, "gateway", Map.of("AUTH_MODE", "none",
-        "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort));
-    Stack started = new Stack(root, moto, endpoint, table, inventory, orders, gateway);
-    started.startupMs.putAll(stack.startupMs);
-    started.startupMs.put("gateway", gateway.awaitServing(120_000));
-    started.startupMs.put("whole stack", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched));
-    started.procs.addAll(List.of(gateway, orders, inventory));
-    return started;
+    // What has been launched so far, stopped again if the stack does not come up: a process left running
+    // would outlive the benchmark (an older build that refuses its settings, say).
+    List<Proc> launchedProcs = new ArrayList<>();
+    try {
+      Proc inventory = java(jars, logs, "inventory-service", serviceEnv);
+      launchedProcs.add(inventory);
+      Map<String, String> orderEnv = new LinkedHashMap<>(serviceEnv);
+      orderEnv.put("INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort); // its orders' stock, held there
+      Proc orders = java(jars, logs, "order-service", orderEnv);
+      launchedProcs.add(orders);
+      Map<String, Long> startupMs = new LinkedHashMap<>();
+      startupMs.put("inventory-service", inventory.awaitServing(120_000));
+      startupMs.put("order-service", orders.awaitServing(120_000));
+      // Without authentication: the scenarios measure forwarding, as they have since before it existed.
+      Proc gateway = java(jars, logs, "gateway", Map.of("AUTH_MODE", "none",
+          "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort));
+      launchedProcs.add(gateway);
+      startupMs.put("gateway", gateway.awaitServing(120_000));
+      startupMs.put("whole stack", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched));
+      Stack started = new Stack(root, moto, endpoint, table, inventory, orders, gateway);
+      started.startupMs.putAll(startupMs);
+      started.procs.addAll(List.of(gateway, orders, inventory));
+      return started;
+    } catch (Exception | Error e) {
+      for (Proc p : launchedProcs) {
+        p.close();
+      }
+      throw e;
+    }
   }
 
   /** What a service of the benchmark is started with: the endpoint, its table (created at start-up), a shared page-token key. */
