@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark scenario on this machine and writes docs/benchmarks.md (its data for tools: target/benchmarks.json).
 # Needs what ./run.sh needs, plus nginx for the proxy comparison (installed here when missing and root).
-# Usage: ./bench.sh [--quick]
+# Usage: ./bench.sh [--quick] [--only N,...] [--out FILE] [--baseline DIR]   (--baseline: docs/benchmarks.md, Reproduce)
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -13,6 +13,7 @@ import dev.warehouse.bench.scenario.Settings;
 import dev.warehouse.bench.scenario.StartUp;
 import dev.warehouse.bench.scenario.SustainedLoad;
 import dev.warehouse.bench.scenario.WriteShards;
+import dev.warehouse.bench.stack.Jars;
 import dev.warehouse.bench.stack.Nginx;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.standin.StandInBackend;
@@ -27,13 +28,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * Runs every scenario against the system it starts itself, and writes the report:
  * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9,10] [--out docs/benchmarks.md]
- * [--json target/benchmarks.json]} (see {@code bench.sh}); {@code --only 1s} runs only the stand-in half of scenario 1.
+ * [--json target/benchmarks.json] [--baseline DIR]} (see {@code bench.sh}); {@code --only 1s} runs only the stand-in half of
+ * scenario 1. {@code --baseline DIR}: scenario 9 also measures PlaceOrder of the build whose jars DIR holds
+ * ({@code MODULE/target/MODULE.jar}, as an older checkout built, or flat {@code MODULE.jar}) against this one's.
  * The JSON, for tools, goes under {@code target/} (ignored by git): only the Markdown report is committed. Scenario 8 also writes its
  * table into {@code operations.md} beside the report, between its markers.
  * {@code java -jar bench.jar standin PORT} serves the stand-in backend of the proxy comparison.
@@ -59,6 +63,13 @@ public final class BenchMain {
     Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
     int jsonAt = List.of(args).indexOf("--json");
     Path json = root.resolve(jsonAt >= 0 ? args[jsonAt + 1] : "target/benchmarks.json");
+    int baselineAt = List.of(args).indexOf("--baseline");
+    // Checked before any scenario runs: a wrong folder found after twenty minutes of them would waste the run.
+    Optional<Jars> baseline = baselineAt >= 0 ? Optional.of(Jars.baseline(root.resolve(args[baselineAt + 1])))
+        : Optional.empty();
+    if (baseline.isPresent() && !only.contains("9")) {
+      log("--baseline is for scenario 9 only, which this run leaves out");
+    }
     Settings settings = quick ? Settings.quick() : Settings.full();
     Instant started = Instant.now();
     Report report = new Report();
@@ -125,7 +136,7 @@ public final class BenchMain {
 
     if (only.contains("9")) {
       log("scenario 9 (buying stock)");
-      BuyingStock.run(root, settings, report);
+      BuyingStock.run(root, settings, report, baseline);
     }
 
     if (only.contains("10")) {
@@ -160,12 +171,20 @@ public final class BenchMain {
         + "their jars, a stand-in backend and nginx), runs every scenario, and wrote this file in "
         + took.toMinutes() + " min " + took.toSecondsPart() + " s.\n\n"
         + "## Reproduce\n\n```sh\n./bench.sh            # builds the jars, then runs every scenario (about 25 min)\n"
-        + "./bench.sh --quick    # a five-minute smoke run of the same tool\n```\n\n"
+        + "./bench.sh --quick    # a five-minute smoke run of the same tool\n"
+        + "./bench.sh --only 9 --baseline DIR --out target/bench-9.md   # PlaceOrder against an older build, in one run\n"
+        + "```\n\n"
+        + BASELINE_NOTE + "\n\n"
         + "## Machine\n\n" + machine() + "\n"
         + "Small and noisy machines: numbers are medians of repeated runs, and ratios are measured side by side "
         + "in one run. Timing targets live here, never in unit tests. The decisions these numbers led to, with "
         + "the measurements behind them: [performance-log.md](performance-log.md).\n";
   }
+
+  /** How to build a baseline for {@code --baseline}: in the report's Reproduce section. */
+  static final String BASELINE_NOTE = "`--baseline DIR`: DIR is another checkout built with `./mvnw -B -q -DskipTests "
+      + "package` (its `*/target/*.jar`) or a folder of `inventory-service.jar`, `order-service.jar` and `gateway.jar`; "
+      + "scenario 9 then measures PlaceOrder of both builds interleaved, each on a stack of its own, and new/old.";
 
   private static String machine() throws IOException {
     String cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))

@@ -9,6 +9,7 @@ import dev.warehouse.bench.load.ClosedLoop;
 import dev.warehouse.bench.load.KeyChooser;
 import dev.warehouse.bench.load.OpenLoop;
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.stack.Jars;
 import dev.warehouse.bench.stack.Scrape;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.standin.StandInDynamo;
@@ -29,6 +30,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -60,7 +62,11 @@ public final class BuyingStock {
 
   private BuyingStock() {}
 
-  public static void run(Path root, Settings settings, Report report) throws Exception {
+  /**
+   * Runs the scenario; with a {@code baseline} (an older build's jars), PlaceOrder is also measured against
+   * that build's, side by side ({@link PlaceOrderAgainstBaseline}).
+   */
+  public static void run(Path root, Settings settings, Report report, Optional<Jars> baseline) throws Exception {
     report.heading("9. Buying stock");
     Map<String, Object> data = new LinkedHashMap<>();
     List<List<String>> holds = new ArrayList<>();
@@ -69,6 +75,9 @@ public final class BuyingStock {
     try (StandInDynamo standIn = StandInDynamo.start(standInTable);
         Stack stack = Stack.on(root, standInTable, standIn.endpoint())) {
       placeOrder(stack, settings, report, data);
+      if (baseline.isPresent()) {
+        PlaceOrderAgainstBaseline.run(root, stack, baseline.get(), settings, report, data);
+      }
       holds.addAll(holds(stack, "stand-in", settings, data));
     }
     try (Stack stack = Stack.start(root, "bench-" + UUID.randomUUID())) {
