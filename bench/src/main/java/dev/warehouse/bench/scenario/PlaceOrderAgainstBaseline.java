@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import org.HdrHistogram.Histogram;
 
@@ -134,12 +135,15 @@ final class PlaceOrderAgainstBaseline {
       long pathErrors = 0;
       for (int b = 0; b < BUILDS.size(); b++) {
         int k = b * PATHS.size() + p;
-        long errors = rounds.stream().mapToLong(r -> r.get(k).errorCount()).sum();
+        // By status: shed load (RESOURCE_EXHAUSTED) is the machine's; another status may be the builds' own.
+        Map<String, Long> byCode = new TreeMap<>();
+        rounds.forEach(r -> r.get(k).errors().forEach((code, n) -> byCode.merge(code, n, Long::sum)));
+        long errors = byCode.values().stream().mapToLong(Long::longValue).sum();
         pathErrors += errors;
         rows.add(List.of(PATHS.get(p), BUILDS.get(b), ms(p50[b]), ms(p99[b]), Long.toString(pools.get(k).getTotalCount()),
-            Long.toString(errors), ""));
+            errors == 0 ? "0" : errors + " " + byCode, ""));
         json.add(Map.of("call", PATHS.get(p), "build", BUILDS.get(b), "p50_ms", p50[b], "p99_ms", p99[b],
-            "calls", pools.get(k).getTotalCount(), "errors", errors));
+            "calls", pools.get(k).getTotalCount(), "errors", byCode));
       }
       double p50Ratio = newOverOld(pools.get(now), pools.get(old), 50);
       double p99Ratio = newOverOld(pools.get(now), pools.get(old), 99);
