@@ -33,7 +33,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -55,8 +54,8 @@ import java.util.function.Supplier;
  *       its database's UNAVAILABLE) was retried in its own layer: each failure is retried at one layer only.
  *   <li><b>Breaker.</b> It counts the peer's own failures only: unreachable, or silent past the deadline of a
  *       call that had a fair budget. Every answer the peer gave is a success; a caller that left before its
- *       deadline is neither (ignored). A peer that comes back ({@link #observe}) gets its trial calls at once,
- *       not after the rest of the open time: an outage shorter than the callers' patience costs no more.
+ *       deadline is neither (ignored). A peer the channel reaches again ({@link #observe}) gets its trial calls
+ *       a second after the circuit opened, not after the whole open time: a short outage costs no more.
  *   <li><b>Codes.</b> A call cancelled because its caller's deadline passed ends DEADLINE_EXCEEDED, never
  *       CANCELLED. Refusals made here carry our {@code ErrorInfo}: {@code DEADLINE_TOO_SHORT},
  *       {@code BACKEND_CIRCUIT_OPEN}.
@@ -70,6 +69,8 @@ public final class PeerCalls {
   public static final int MAX_ATTEMPTS = 3;
   /** The most of a caller's deadline kept back from a call to a peer, to answer the caller in. */
   public static final Duration ANSWER_RESERVE = Duration.ofMillis(100);
+  /** How long a reachable peer's circuit stays open before trial calls (see {@link #observe}). */
+  public static final Duration REACHABLE_TRIAL_AFTER = Duration.ofSeconds(1);
   /** First backoff; doubled each retry, ±50 % jitter. */
   public static final Duration INITIAL_BACKOFF = Duration.ofMillis(20);
 
@@ -85,7 +86,8 @@ public final class PeerCalls {
   private final MeterRegistry meters;
   private final GrpcErrors.Prepared circuitOpen;
   private final Map<String, Counter> retries = new ConcurrentHashMap<>();
-  private final AtomicReference<ConnectivityState> lastSeen = new AtomicReference<>(ConnectivityState.IDLE);
+  /** When the circuit last opened (System.nanoTime). */
+  private volatile long openedAt;
 
   /**
    * @param peer            the called service's name (the breaker's and the retry's, in logs and metrics)
@@ -117,6 +119,11 @@ public final class PeerCalls {
         .build());
     this.retry = registry.retry(peer);
     TaggedRetryMetrics.ofRetryRegistry(registry).bindTo(meters);
+    breaker.getEventPublisher().onStateTransition(event -> {
+      if (event.getStateTransition().getToState() == CircuitBreaker.State.OPEN) {
+        openedAt = System.nanoTime();
+      }
+    });
     this.circuitOpen = GrpcErrors.prepare(new UnavailableException("BACKEND_CIRCUIT_OPEN",
         peer + " is unavailable; failing fast while its circuit is open", Map.of("service", peer)));
   }
@@ -239,17 +246,22 @@ public final class PeerCalls {
   }
 
   /**
-   * A connectivity check's finding (every half second or so): a failing connection is retried now rather than
-   * after the channel's growing backoff, and a peer reachable again after it was not ends the open time of its
-   * circuit, so the next calls are its trials. A peer that stayed connected but silent (frozen) gets no early
-   * trial: only a reconnection is news.
+   * A connectivity check's finding (every half second or so). A failing connection is retried now rather than
+   * after the channel's growing backoff. A peer the channel reaches gets its trial calls once its circuit has
+   * been open {@link #REACHABLE_TRIAL_AFTER}, not after the whole open time: calls that timed out while it
+   * restarted open the circuit after it is back, and its open time outlasted the orders' step grace. A peer
+   * that is connected but silent (frozen) then holds at most the trial calls at a time; one that cannot be
+   * reached waits out the open time.
    */
   public void observe(ConnectivityState state) {
-    ConnectivityState before = lastSeen.getAndSet(state);
+    observe(state, System.nanoTime());
+  }
+
+  void observe(ConnectivityState state, long nowNanos) {
     if (state == ConnectivityState.TRANSIENT_FAILURE) {
       reconnect.run();
-    } else if (state == ConnectivityState.READY && before != ConnectivityState.READY
-        && breaker.getState() == CircuitBreaker.State.OPEN) {
+    } else if (state == ConnectivityState.READY && breaker.getState() == CircuitBreaker.State.OPEN
+        && nowNanos - openedAt >= REACHABLE_TRIAL_AFTER.toNanos()) {
       try {
         breaker.transitionToHalfOpenState();
       } catch (IllegalStateTransitionException raced) {

@@ -262,21 +262,20 @@ class PeerCallsTest {
   }
 
   @Test
-  void aPeerThatReconnects_getsItsTrialCallsAtOnce_butAConnectedSilentOneWaitsOutTheOpenTime() {
+  void aReachablePeer_getsItsTrialCallsASecondAfterItsCircuitOpened_anUnreachableOneWaitsOutTheOpenTime() {
     PeerCalls calls = calls(Set.of(CHECK));
-    calls.observe(ConnectivityState.READY);
     breaker.transitionToOpenState();
+    long opened = System.nanoTime();
 
-    calls.observe(ConnectivityState.READY); // still connected: frozen, say
-    assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
-    assertThat(reconnects).hasValue(0);
-
-    calls.observe(ConnectivityState.TRANSIENT_FAILURE);
+    calls.observe(ConnectivityState.TRANSIENT_FAILURE, opened + TimeUnit.SECONDS.toNanos(30));
     assertThat(reconnects).as("a failing connection is retried now").hasValue(1);
-    assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+    assertThat(breaker.getState()).as("unreachable: the open time").isEqualTo(CircuitBreaker.State.OPEN);
 
-    calls.observe(ConnectivityState.READY);
-    assertThat(breaker.getState()).as("back: its trial calls may go").isEqualTo(CircuitBreaker.State.HALF_OPEN);
+    calls.observe(ConnectivityState.READY, opened);
+    assertThat(breaker.getState()).as("reachable, but only just opened").isEqualTo(CircuitBreaker.State.OPEN);
+
+    calls.observe(ConnectivityState.READY, opened + PeerCalls.REACHABLE_TRIAL_AFTER.toNanos());
+    assertThat(breaker.getState()).as("reachable: its trial calls may go").isEqualTo(CircuitBreaker.State.HALF_OPEN);
   }
 
   @Test
