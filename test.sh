@@ -7,7 +7,8 @@
 #  - buf (npm's @bufbuild/buf, pinned): the contracts' compatibility gate;
 #  - Prometheus (Debian's package): the end-to-end test checks the Grafana dashboard's queries and the
 #    alert rules on it; its promtool runs the alerts' unit tests (AlertRulesTest).
-#    Installed here when missing and we are root on a Debian-like machine.
+#    Installed here when missing and we are root on a Debian-like machine;
+#  - kubectl (1.21 or later): checked, not installed (see below).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -23,6 +24,15 @@ if [ -z "${PROMETHEUS_BIN:-}" ] && ! command -v prometheus >/dev/null 2>&1; then
     echo "prometheus is missing: apt-get install prometheus (or set PROMETHEUS_BIN)" >&2
     exit 1
   fi
+fi
+
+# kubectl renders deploy/k8s for KubernetesManifestsTest. No registry here serves one recent enough
+# (Debian's predates kustomize's `patches:`), so a missing or too old kubectl stops the run here,
+# saying how to get one, rather than leaving Kubernetes unchecked.
+if ! kubectl kustomize deploy/k8s/overlays/production >/dev/null 2>&1; then
+  echo "kubectl is missing or cannot render deploy/k8s (it needs kubectl 1.21 or later):" >&2
+  echo "  install it as https://kubernetes.io/docs/tasks/tools/ describes, then run ./test.sh again" >&2
+  exit 1
 fi
 
 # buf, the contracts' lint and breaking-change check (ContractGateTest), at the version pinned in

@@ -21,7 +21,6 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -168,8 +167,8 @@ class AlertRulesTest {
   /** Runs promtool in deploy/prometheus; returns its output, failing on a non-zero exit. */
   private static String promtool(String... args) throws Exception {
     String binary = promtoolBinary();
-    Assumptions.assumeTrue(binary != null,
-        "promtool is missing: ./test.sh installs it (Debian's prometheus package), or set PROMTOOL_BIN");
+    assertThat(binary).as(
+        "promtool is missing (a missing tool fails, never skips): ./test.sh installs it (Debian's prometheus package), or set PROMTOOL_BIN").isNotNull();
     List<String> command = new ArrayList<>(List.of(binary));
     command.addAll(List.of(args));
     Process process = new ProcessBuilder(command).directory(DIR.toFile()).redirectErrorStream(true).start();
