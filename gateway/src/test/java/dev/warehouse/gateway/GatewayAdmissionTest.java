@@ -36,6 +36,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -123,9 +124,10 @@ class GatewayAdmissionTest {
     backend.gate = new CountDownLatch(1);
     List<CompletableFuture<Order>> held = IntStream.range(0, 2)
         .mapToObj(i -> CompletableFuture.supplyAsync(() -> stub().getOrder(get(i)))).toList();
-    while (backend.gets.get() < 2) {
-      Thread.onSpinWait(); // both calls reached the backend, so both hold the gateway's slots
-    }
+    // Both calls reached the backend, so both hold the gateway's slots; bounded, so a lost call fails the test
+    // instead of hanging the build.
+    Awaitility.await("both calls held at the backend").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
+        .until(() -> backend.gets.get() >= 2);
 
     StatusRuntimeException refused = failure(() -> stub().getOrder(get(3)));
     assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);

@@ -83,9 +83,10 @@ class AdmissionTest {
     List<CompletableFuture<ProductInventory>> held = IntStream.range(0, 2)
         .mapToObj(i -> CompletableFuture.supplyAsync(() -> inventory.stub().getProductInventory(read(product))))
         .toList();
-    while (inventory.proxy.calls("GetItem") < before + 2 && held.stream().noneMatch(CompletableFuture::isDone)) {
-      Thread.onSpinWait(); // both reads have reached the store (the proxy), so both hold their slots
-    }
+    // Both reads have reached the store (the proxy), so both hold their slots; bounded, so a lost read fails
+    // the test instead of hanging the build.
+    Awaitility.await("both reads held at the store").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
+        .until(() -> inventory.proxy.calls("GetItem") >= before + 2 || held.stream().anyMatch(CompletableFuture::isDone));
     return held;
   }
 
@@ -148,9 +149,8 @@ class AdmissionTest {
         }));
     CompletableFuture<ProductInventory> second = CompletableFuture.supplyAsync(
         () -> inventory.stub().getProductInventory(read(product)));
-    while (inventory.proxy.calls("GetItem") < before + 2) {
-      Thread.onSpinWait();
-    }
+    Awaitility.await("both reads held at the store").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
+        .until(() -> inventory.proxy.calls("GetItem") >= before + 2);
     assertThatThrownBy(() -> inventory.stub().getProductInventory(read(product)))
         .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
 
