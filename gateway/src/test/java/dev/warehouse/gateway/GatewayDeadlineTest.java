@@ -85,19 +85,20 @@ class GatewayDeadlineTest {
 
   @Test
   void callersDeadline_reachesTheBackend_andExpiringCancelsIt() throws Exception {
-    StatusRuntimeException e = call(InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1000, TimeUnit.MILLISECONDS));
+    // Short of the backend's two seconds, and far over the gateway's default (400 ms): what the backend sees
+    // is the caller's, however long the hop took on a loaded machine, not the default.
+    StatusRuntimeException e = call(InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1900, TimeUnit.MILLISECONDS));
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-    assertThat(backend.seenDeadlineMs.get(5, TimeUnit.SECONDS)).isBetween(500L, 1000L);
+    assertThat(backend.seenDeadlineMs.get(5, TimeUnit.SECONDS)).isGreaterThan(400L).isLessThanOrEqualTo(1900L);
     assertThat(backend.cancelled.get(5, TimeUnit.SECONDS)).isTrue();
   }
 
   @Test
   void callWithoutDeadline_getsTheDefault() throws Exception {
-    long started = System.nanoTime();
+    // Without the default the backend would answer after two seconds; DEADLINE_EXCEEDED, and a deadline of at
+    // most the default at the backend, say the default applied (no wall-clock window, which load would break).
     StatusRuntimeException e = call(InventoryServiceGrpc.newBlockingStub(channel));
-    long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-    assertThat(elapsed).isBetween(300L, 1500L);
-    assertThat(backend.seenDeadlineMs.get(5, TimeUnit.SECONDS)).isBetween(100L, 400L);
+    assertThat(backend.seenDeadlineMs.get(5, TimeUnit.SECONDS)).isGreaterThan(0L).isLessThanOrEqualTo(400L);
   }
 }

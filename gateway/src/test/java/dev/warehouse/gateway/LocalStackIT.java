@@ -347,9 +347,8 @@ class LocalStackIT {
       assertThat(failure(() -> inventoryStub().getProductInventory(read)).getStatus().getCode())
           .isEqualTo(Status.Code.UNAVAILABLE);
     }
-    long started = System.nanoTime();
+    // Refused without being sent (the reason below says so), which is what makes it fast; no wall-clock bound.
     StatusRuntimeException fast = failure(() -> inventoryStub().getProductInventory(read));
-    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).isLessThan(100);
     assertThat(fast.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(Statuses.detail(fast, ErrorInfo.class).getReason()).isEqualTo("BACKEND_CIRCUIT_OPEN");
     // The order-service is unaffected: one circuit per backend.
