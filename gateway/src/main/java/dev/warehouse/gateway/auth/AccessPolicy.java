@@ -27,6 +27,7 @@ import org.yaml.snakeyaml.error.YAMLException;
  *   debugger:
  *     - warehouse.inventory.v1.InventoryService/GetSerialItem   # one method, package.Service/Method
  *     - grpc.reflection.v1.ServerReflection/*                   # every method of one service
+ *     - reads: warehouse.order.v1.OrderService                  # every method its contract declares a read
  *   customer:                                                  # a method for the caller's own records only:
  *     - method: warehouse.order.v1.OrderService/ListCustomerOrders
  *       scope: customer_id                                       # ... where this field is the caller's (AUTH_SCOPE_CLAIM)
@@ -41,6 +42,10 @@ import org.yaml.snakeyaml.error.YAMLException;
  * compares with the caller's claim, or one of its {@code owner_fields}, which the owning service checks against the
  * item it reads ({@link dev.warehouse.runtime.scope.CallerScope}); {@link #requireScopable} refuses any other.
  *
+ * A read rule grants the methods whose contract says {@code option idempotency_level = NO_SIDE_EFFECTS}, so a
+ * read added to the contract reaches a read-only role without a line here; it grants nothing until
+ * {@link #servedBy} has read the contracts.
+ *
  * A call is allowed when one of the caller's roles lists its method or its service's wildcard. Nothing
  * else is: no global wildcard, no allow for a role the file does not name. {@link #requireKnown} refuses
  * a rule that names no method the server serves, so that a typo fails at start instead of denying in
@@ -54,6 +59,7 @@ public final class AccessPolicy {
 
   private final Map<String, Set<String>> rulesByRole;
   private final Map<String, List<ScopedRule>> scopedByRole;
+  private final Map<String, Set<String>> readsByRole;
   private final Map<String, Set<String>> rolesByIdentity;
 
   /**
@@ -67,7 +73,8 @@ public final class AccessPolicy {
   }
 
   private AccessPolicy(Map<String, Set<String>> rulesByRole, Map<String, List<ScopedRule>> scopedByRole,
-      Map<String, Set<String>> rolesByIdentity) {
+      Map<String, Set<String>> readsByRole, Map<String, Set<String>> rolesByIdentity) {
+    this.readsByRole = readsByRole;
     this.rulesByRole = rulesByRole;
     this.scopedByRole = scopedByRole;
     this.rolesByIdentity = rolesByIdentity;
@@ -107,6 +114,7 @@ public final class AccessPolicy {
     }
     Map<String, Set<String>> rules = new LinkedHashMap<>();
     Map<String, List<ScopedRule>> scoped = new LinkedHashMap<>();
+    Map<String, Set<String>> reads = new LinkedHashMap<>();
     if (top.get("roles") instanceof Map<?, ?> roles) {
       roles.forEach((role, methods) -> {
         if (!(role instanceof String name) || !ROLE.matcher(name).matches()) {
@@ -115,18 +123,26 @@ public final class AccessPolicy {
         }
         Set<String> granted = new LinkedHashSet<>();
         List<ScopedRule> own = new ArrayList<>();
+        Set<String> readServices = new LinkedHashSet<>();
         for (Object rule : list(methods)) {
           if (rule instanceof String text && isRule(text)) {
             granted.add(text);
+          } else if (rule instanceof Map<?, ?> map && map.containsKey("reads")) {
+            if (map.size() == 1 && map.get("reads") instanceof String service && SERVICE.matcher(service).matches()) {
+              readServices.add(service);
+            } else {
+              problems.add("role " + name + ": a read rule is {reads: package.Service} alone, got '" + map + "'");
+            }
           } else if (rule instanceof Map<?, ?> map) {
             scopedRule(name, map, problems).ifPresent(own::add);
           } else {
-            problems.add("role " + name + ": '" + rule + "' is not package.Service/Method, package.Service/* or "
-                + "{method: package.Service/Method, scope: field}");
+            problems.add("role " + name + ": '" + rule + "' is not package.Service/Method, package.Service/*, "
+                + "{reads: package.Service} or {method: package.Service/Method, scope: field}");
           }
         }
         rules.put(name, Set.copyOf(granted));
         scoped.put(name, List.copyOf(own));
+        reads.put(name, Set.copyOf(readServices));
       });
     } else {
       problems.add("'roles' must map each role to a list of methods");
@@ -151,7 +167,44 @@ public final class AccessPolicy {
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
-    return new AccessPolicy(Map.copyOf(rules), Map.copyOf(scoped), Map.copyOf(identities));
+    return new AccessPolicy(Map.copyOf(rules), Map.copyOf(scoped), Map.copyOf(reads), Map.copyOf(identities));
+  }
+
+  /**
+   * This policy with each read rule resolved to the methods {@code served}'s contracts declare
+   * {@code NO_SIDE_EFFECTS}, after {@link #requireKnown}.
+   *
+   * @throws IllegalArgumentException as {@link #requireKnown}, and for a read rule whose service declares no read
+   */
+  public AccessPolicy servedBy(Collection<ServiceDescriptor> served) {
+    requireKnown(served);
+    Map<String, Set<String>> readMethods = new java.util.HashMap<>();
+    for (ServiceDescriptor service : served) {
+      if (service.getSchemaDescriptor() instanceof io.grpc.protobuf.ProtoServiceDescriptorSupplier schema) {
+        readMethods.put(service.getName(), schema.getServiceDescriptor().getMethods().stream()
+            .filter(m -> m.getOptions().getIdempotencyLevel()
+                == com.google.protobuf.DescriptorProtos.MethodOptions.IdempotencyLevel.NO_SIDE_EFFECTS)
+            .map(m -> service.getName() + "/" + m.getName()).collect(java.util.stream.Collectors.toSet()));
+      }
+    }
+    List<String> empty = new ArrayList<>();
+    Map<String, Set<String>> rules = new LinkedHashMap<>();
+    rulesByRole.forEach((role, granted) -> {
+      Set<String> all = new LinkedHashSet<>(granted);
+      for (String service : readsByRole.getOrDefault(role, Set.of())) {
+        Set<String> methods = readMethods.getOrDefault(service, Set.of());
+        if (methods.isEmpty()) {
+          empty.add(role + ": reads of " + service);
+        }
+        all.addAll(methods);
+      }
+      rules.put(role, Set.copyOf(all));
+    });
+    if (!empty.isEmpty()) {
+      throw new IllegalArgumentException("the policy's read rules name services whose contracts declare no read: "
+          + String.join(", ", empty.stream().sorted().toList()));
+    }
+    return new AccessPolicy(Map.copyOf(rules), scopedByRole, Map.of(), rolesByIdentity);
   }
 
   private static final Pattern FIELD = Pattern.compile("[a-z][a-z0-9_]{0,63}");
@@ -288,6 +341,8 @@ public final class AccessPolicy {
         .forEach(rule -> unknown.add(role + ": " + rule)));
     scopedByRole.forEach((role, rules) -> rules.stream().map(ScopedRule::method).filter(rule -> !known.contains(rule))
         .sorted().forEach(rule -> unknown.add(role + ": " + rule)));
+    readsByRole.forEach((role, services) -> services.stream().filter(service -> !known.contains(service + "/*"))
+        .sorted().forEach(service -> unknown.add(role + ": reads of " + service)));
     if (!unknown.isEmpty()) {
       throw new IllegalArgumentException("the policy names methods the gateway does not serve: "
           + String.join(", ", unknown.stream().sorted().toList()));

@@ -52,8 +52,7 @@ public final class GatewayAccess implements AutoCloseable {
       return new GatewayAccess(interceptors, null);
     }
     interceptors.add(AuditTrail.of(audited));
-    AccessPolicy policy = AccessPolicy.read(config.policyFile().orElseThrow());
-    policy.requireKnown(servedServices);
+    AccessPolicy policy = AccessPolicy.read(config.policyFile().orElseThrow()).servedBy(servedServices);
     JwksSource jwks = config.jwksFile().isPresent()
         ? JwksSource.ofFile(config.jwksFile().get(), config.jwksRefresh())
         : JwksSource.ofUrl(config.jwksUrl().orElseThrow(), config.jwksRefresh());

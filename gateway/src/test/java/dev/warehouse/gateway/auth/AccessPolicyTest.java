@@ -84,8 +84,43 @@ class AccessPolicyTest {
   }
 
   @Test
+  void aReadRule_grantsTheMethodsTheContractDeclaresReads_onceResolved() {
+    AccessPolicy parsed = AccessPolicy.parse("""
+        roles:
+          auditor: [{reads: warehouse.order.v1.OrderService}]
+        """);
+    String getOrder = "warehouse.order.v1.OrderService/GetOrder";
+    assertThat(parsed.allows(Set.of("auditor"), getOrder)).as("nothing before the contracts are read").isFalse();
+
+    AccessPolicy policy = parsed.servedBy(GatewayProcess.servedServices());
+
+    assertThat(policy.allows(Set.of("auditor"), getOrder)).isTrue();
+    assertThat(policy.allows(Set.of("auditor"), "warehouse.order.v1.OrderService/ListStalledOrders")).isTrue();
+    assertThat(policy.allows(Set.of("auditor"), "warehouse.order.v1.OrderService/PlaceOrder")).isFalse();
+    assertThat(policy.allows(Set.of("auditor"), "warehouse.inventory.v1.InventoryService/GetSerialItem")).isFalse();
+  }
+
+  @Test
+  void aReadRule_ofAServiceNotServed_orMalformed_orWithoutReads_isRefused() {
+    assertThatThrownBy(() -> AccessPolicy.parse("""
+        roles:
+          auditor: [{reads: warehouse.order.v2.OrderService}]
+        """).servedBy(GatewayProcess.servedServices()))
+        .hasMessageContaining("auditor: reads of warehouse.order.v2.OrderService");
+    assertThatThrownBy(() -> AccessPolicy.parse("""
+        roles:
+          auditor: [{reads: warehouse.order.v1.OrderService, scope: customer_id}]
+        """)).hasMessageContaining("a read rule is {reads: package.Service} alone");
+    assertThatThrownBy(() -> AccessPolicy.parse("""
+        roles:
+          auditor: [{reads: grpc.health.v1.Health}]
+        """).servedBy(GatewayProcess.servedServices()))
+        .hasMessageContaining("declare no read").hasMessageContaining("auditor: reads of grpc.health.v1.Health");
+  }
+
+  @Test
   void theDevelopmentDebugger_readsEverything_andWritesNothing() throws Exception {
-    AccessPolicy policy = AccessPolicy.read(GatewayAuthTest.DEV_POLICY);
+    AccessPolicy policy = AccessPolicy.read(GatewayAuthTest.DEV_POLICY).servedBy(GatewayProcess.servedServices());
     Set<String> reads = new HashSet<>();
     Set<String> writes = new HashSet<>();
     for (var service : List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
