@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.SerialItem;
+import dev.warehouse.testing.Patience;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -97,7 +98,7 @@ class GracefulShutdownTest {
   }
 
   private InventoryServiceGrpc.InventoryServiceBlockingStub stub() {
-    return InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS);
+    return InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(Patience.STEP_SECONDS, TimeUnit.SECONDS);
   }
 
   private static GetSerialItemRequest serial(String serialNumber) {
@@ -105,7 +106,7 @@ class GracefulShutdownTest {
   }
 
   private ServingStatus health(String service) {
-    return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(5, TimeUnit.SECONDS)
+    return HealthGrpc.newBlockingStub(channel).withDeadlineAfter(Patience.STEP_SECONDS, TimeUnit.SECONDS)
         .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
   }
 
@@ -114,7 +115,7 @@ class GracefulShutdownTest {
     assertThat(health(SERVICE)).isEqualTo(ServingStatus.SERVING);
 
     CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, threads);
-    Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10))
+    Awaitility.await().atMost(Patience.STEP).pollInterval(Duration.ofMillis(10))
         .until(() -> health(SERVICE), ServingStatus.NOT_SERVING::equals);
 
     // NOT_SERVING, and yet a new call is answered: balancers that have not heard yet lose nothing.
@@ -125,7 +126,7 @@ class GracefulShutdownTest {
     assertThat(stopping).isNotDone();
 
     sleeper.endDrain.countDown();
-    stopping.get(5, TimeUnit.SECONDS);
+    stopping.get(Patience.STEP_SECONDS, TimeUnit.SECONDS);
   }
 
   @Test
@@ -133,21 +134,21 @@ class GracefulShutdownTest {
     // Its deadline far past the test's steps: only the release may end it, not a slow machine's 5 s.
     CompletableFuture<SerialItem> inFlight = CompletableFuture.supplyAsync(() -> InventoryServiceGrpc.newBlockingStub(channel)
         .withDeadlineAfter(60, TimeUnit.SECONDS).getSerialItem(serial("HOLD-1")), threads);
-    assertThat(inventory.held.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(inventory.held.await(Patience.STEP_SECONDS, TimeUnit.SECONDS)).isTrue();
 
     CompletableFuture<Void> stopping = CompletableFuture.runAsync(server::stop, threads);
-    assertThat(sleeper.draining.await(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(sleeper.draining.await(Patience.STEP_SECONDS, TimeUnit.SECONDS)).isTrue();
     sleeper.endDrain.countDown();
 
     // Once the drain is over, the server refuses new calls (stop() refuses them right after the sleep).
-    StatusRuntimeException refused = Awaitility.await("a call after the drain refused").atMost(Duration.ofSeconds(5))
+    StatusRuntimeException refused = Awaitility.await("a call after the drain refused").atMost(Patience.STEP)
         .pollInterval(Duration.ofMillis(10)).until(() -> catchThrowableOfType(StatusRuntimeException.class,
             () -> stub().getSerialItem(serial("SN-after-drain"))), Objects::nonNull);
     assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
     assertThat(stopping).as("stop() waits for the call in flight").isNotDone();
 
     inventory.release.complete(null);
-    assertThat(inFlight.get(5, TimeUnit.SECONDS).getSerialNumber()).isEqualTo("HOLD-1");
-    stopping.get(5, TimeUnit.SECONDS);
+    assertThat(inFlight.get(Patience.STEP_SECONDS, TimeUnit.SECONDS).getSerialNumber()).isEqualTo("HOLD-1");
+    stopping.get(Patience.STEP_SECONDS, TimeUnit.SECONDS);
   }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.admin.v1.ListHotKeysRequest;
+import dev.warehouse.testing.Patience;
 import io.grpc.Grpc;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -56,27 +57,27 @@ class ServiceServerTest {
         .build();
     try {
       HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
-      assertThat(health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance()).getStatus())
+      assertThat(health.withDeadlineAfter(Patience.STEP_SECONDS, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance()).getStatus())
           .isEqualTo(ServingStatus.SERVING);
-      assertThat(health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.newBuilder()
+      assertThat(health.withDeadlineAfter(Patience.STEP_SECONDS, TimeUnit.SECONDS).check(HealthCheckRequest.newBuilder()
           .setService(AdminServiceGrpc.SERVICE_NAME).build()).getStatus()).isEqualTo(ServingStatus.SERVING);
       assertThat(Status.fromThrowable(catchThrowable(() -> AdminServiceGrpc.newBlockingStub(channel)
-          .withDeadlineAfter(5, TimeUnit.SECONDS).listHotKeys(ListHotKeysRequest.getDefaultInstance()))).getCode())
+          .withDeadlineAfter(Patience.STEP_SECONDS, TimeUnit.SECONDS).listHotKeys(ListHotKeysRequest.getDefaultInstance()))).getCode())
           .as("the services themselves are not on the health port").isEqualTo(Status.Code.UNIMPLEMENTED);
 
       Thread stopping = new Thread(server::stop);
       stopping.start();
-      assertThat(draining.await(5, TimeUnit.SECONDS)).isTrue();
-      assertThat(health.withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance()).getStatus())
+      assertThat(draining.await(Patience.STEP_SECONDS, TimeUnit.SECONDS)).isTrue();
+      assertThat(health.withDeadlineAfter(Patience.STEP_SECONDS, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance()).getStatus())
           .as("while it drains").isEqualTo(ServingStatus.NOT_SERVING);
       drained.countDown();
-      stopping.join(10_000);
+      stopping.join(Patience.STEP.toMillis());
       assertThat(stopping.isAlive()).isFalse();
       ManagedChannel after = Grpc.newChannelBuilderForAddress("127.0.0.1", port, InsecureChannelCredentials.create())
           .build();
       try {
         assertThat(Status.fromThrowable(catchThrowable(() -> HealthGrpc.newBlockingStub(after)
-            .withDeadlineAfter(5, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance()))).getCode())
+            .withDeadlineAfter(Patience.STEP_SECONDS, TimeUnit.SECONDS).check(HealthCheckRequest.getDefaultInstance()))).getCode())
             .as("the port is closed once the server has stopped").isEqualTo(Status.Code.UNAVAILABLE);
       } finally {
         after.shutdownNow();
