@@ -8,6 +8,7 @@ import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
+import dev.warehouse.order.OrderSettings;
 import dev.warehouse.order.audit.OrderAudit;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.ListStalledOrdersRequest;
@@ -27,6 +28,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -212,7 +214,7 @@ class StockRaceIT {
       AuditReport inventoryAudit = new InventoryAudit(new PacedScan(dynamo, table, "inventory-audit",
           new PacedScan.Options(2, 1000)), LowStockShards.DECLARED).audit();
       AuditReport orderAudit = new OrderAudit(new PacedScan(dynamo, table, "order-audit",
-          new PacedScan.Options(2, 1000))).audit();
+          new PacedScan.Options(2, 1000)), Clock.systemUTC(), OrderSettings.DEFAULT_RECOVERY_PERIOD).audit();
       assertThat(inventoryAudit.findings()).as("inventory audit").isEmpty();
       assertThat(orderAudit.findings()).as("order audit").isEmpty();
     }

@@ -51,7 +51,7 @@ class OrderAuditTest {
 
   /** Runs the audit, checking the outcome it pushes to a Pushgateway (AuditChecks#runPushing). */
   private static AuditChecks.Run runAudit() {
-    return AuditChecks.runPushing(OrderAudit::run, config(), "orders", ARGS);
+    return AuditChecks.runPushing(OrderAuditTest::auditWithDefaultPeriod, config(), "orders", ARGS);
   }
 
   @Test
@@ -80,7 +80,7 @@ class OrderAuditTest {
         .contains("MISSING_DIRECT_COPY order_id=" + lostDirect.getOrderId())
         .contains("COPIES_DISAGREE order_id=" + drifted.getOrderId() + " attributes=status")
         .contains("problems=3");
-    AuditChecks.assertPushgatewayDown_keepsTheExitStatus(OrderAudit::run, config(), ARGS);
+    AuditChecks.assertPushgatewayDown_keepsTheExitStatus(OrderAuditTest::auditWithDefaultPeriod, config(), ARGS);
   }
 
   /**
@@ -97,7 +97,7 @@ class OrderAuditTest {
       Order cancelled = move(own, place(own), OrderStatus.ORDER_STATUS_CANCELLED);
       assertThat(own.reservation(shipped.getOrderId()).getState().name()).isEqualTo("RESERVATION_STATE_COMMITTED");
       assertThat(own.reservation(cancelled.getOrderId()).getState().name()).isEqualTo("RESERVATION_STATE_RELEASED");
-      AuditChecks.Run clean = AuditChecks.run(OrderAudit::run, config(own), ARGS);
+      AuditChecks.Run clean = AuditChecks.run(OrderAuditTest::auditWithDefaultPeriod, config(own), ARGS);
       assertThat(clean.output()).contains("orders=3 problems=0");
       assertThat(clean.status()).isZero();
 
@@ -178,21 +178,26 @@ class OrderAuditTest {
 
   @Test
   void exitsTwo_withTheUsage_onBadArguments() {
-    AuditChecks.assertExitsTwoWithTheUsage_onBadArguments(OrderAudit::run, orders.table);
+    AuditChecks.assertExitsTwoWithTheUsage_onBadArguments(OrderAuditTest::auditWithDefaultPeriod, orders.table);
   }
 
   @Test
   void exitsThree_withOneLineSayingWhy_whenDynamoDbFailsUnderIt() {
-    AuditChecks.assertExitsThree_whenDynamoDbFailsUnderIt(OrderAudit::run, orders.table);
+    AuditChecks.assertExitsThree_whenDynamoDbFailsUnderIt(OrderAuditTest::auditWithDefaultPeriod, orders.table);
   }
 
   @Test
   void exitsThree_withOneLineSayingWhy_whenDynamoDbTimesOut() {
-    AuditChecks.assertExitsThree_whenDynamoDbTimesOut(OrderAudit::run, orders.table);
+    AuditChecks.assertExitsThree_whenDynamoDbTimesOut(OrderAuditTest::auditWithDefaultPeriod, orders.table);
   }
 
   @Test
   void exitsThree_withOneLineSayingWhy_whenDynamoDbIsUnreachable() throws Exception {
-    AuditChecks.assertExitsThree_whenDynamoDbIsUnreachable(OrderAudit::run, orders.table);
+    AuditChecks.assertExitsThree_whenDynamoDbIsUnreachable(OrderAuditTest::auditWithDefaultPeriod, orders.table);
+  }
+
+  /** The audit command as the order-service runs it with its default recovery period. */
+  private static int auditWithDefaultPeriod(ServiceConfig config, String[] args, java.io.PrintStream out) {
+    return OrderAudit.run(config, args, out, OrderSettings.DEFAULT_RECOVERY_PERIOD);
   }
 }

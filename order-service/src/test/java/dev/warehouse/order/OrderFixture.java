@@ -24,6 +24,7 @@ import dev.warehouse.runtime.testing.TestServices;
 import com.google.type.Money;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -138,7 +139,7 @@ final class OrderFixture implements AutoCloseable {
 
   /** Runs the consistency audit over this fixture's table. */
   AuditReport audit() {
-    return new OrderAudit(new PacedScan(dynamo, table, "order-audit", new PacedScan.Options(2, 1000))).audit();
+    return new OrderAudit(new PacedScan(dynamo, table, "order-audit", new PacedScan.Options(2, 1000)), Clock.systemUTC(), OrderSettings.DEFAULT_RECOVERY_PERIOD).audit();
   }
 
   String scrapeMetrics() {

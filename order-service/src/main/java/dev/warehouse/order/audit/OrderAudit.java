@@ -1,7 +1,6 @@
 package dev.warehouse.order.audit;
 
 import dev.warehouse.inventory.v1.ReservationServiceProto;
-import dev.warehouse.order.OrderSettings;
 import dev.warehouse.order.domain.Order;
 import dev.warehouse.order.domain.OrderLine;
 import dev.warehouse.order.domain.OrderStatus;
@@ -71,11 +70,6 @@ public final class OrderAudit {
   private final Clock clock;
   private final Duration recoveryPeriod;
 
-  /** With the system clock and the default recovery period. */
-  public OrderAudit(PacedScan scan) {
-    this(scan, Clock.systemUTC(), OrderSettings.DEFAULT_RECOVERY_PERIOD);
-  }
-
   /**
    * @param recoveryPeriod the order-service's {@code ORDER_RECOVERY_SECONDS}: a step is reported once it is
    *                       this long past due (0, the recovery off: once it is past due)
@@ -84,11 +78,6 @@ public final class OrderAudit {
     this.scan = scan;
     this.clock = clock;
     this.recoveryPeriod = recoveryPeriod;
-  }
-
-  /** Runs the audit from the command line, with the default recovery period. */
-  public static int run(ServiceConfig config, String[] args, PrintStream out) {
-    return run(config, args, out, OrderSettings.DEFAULT_RECOVERY_PERIOD);
   }
 
   /** Runs the audit from the command line; returns its exit status ({@link AuditCommand#run}). */
