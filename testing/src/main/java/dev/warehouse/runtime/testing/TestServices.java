@@ -4,6 +4,7 @@ import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.dynamo.TableSetup;
+import dev.warehouse.testing.Patience;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -24,9 +25,13 @@ public final class TestServices {
     return "test-" + UUID.randomUUID();
   }
 
-  /** A service on free ports, against moto, creating its table at start-up. */
+  /**
+   * A service on free ports, against moto, creating its table at start-up. Its DynamoDB calls may take
+   * {@link Patience#STEP}: moto serializes every request, and on a machine busy with builds a table's creation
+   * has taken over ten seconds; a test that wants a call to time out sets its own timeout.
+   */
   public static ServiceConfig config(String serviceName, String tableName) {
-    return config(serviceName, tableName, MotoServer.endpoint(), Duration.ofSeconds(10));
+    return config(serviceName, tableName, MotoServer.endpoint(), Patience.STEP);
   }
 
   /**
