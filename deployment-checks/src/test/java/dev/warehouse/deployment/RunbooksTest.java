@@ -21,8 +21,9 @@ import org.yaml.snakeyaml.Yaml;
 
 /**
  * One runbook page per alert, and no page without one. Every rule of deploy/prometheus/alerts.yml names a
- * page of docs/runbooks/ in its runbook annotation, named after the alert (the burn-rate alerts of one SLO,
- * …Fast, …Medium and …Slow, share their family's page); every CloudWatch alarm of
+ * page of docs/runbooks/ in its runbook_url annotation, as a path from the repository root
+ * (docs/observability.md says why), named after the alert (the burn-rate alerts of one SLO, …Fast,
+ * …Medium and …Slow, share their family's page); every CloudWatch alarm of
  * deploy/aws/warehouse-table.yaml names one in its description; every page but the index is named by some
  * alert, holds the sections an on-call reader looks for, and is linked from the index and from
  * docs/alerts.md's list.
@@ -32,7 +33,7 @@ class RunbooksTest {
 
   static final Path DIR = Repo.ROOT.resolve("docs/runbooks");
   static final String PREFIX = "docs/runbooks/";
-  static final String ANNOTATION = "runbook";
+  static final String ANNOTATION = "runbook_url";
   private static final Path INDEX = DIR.resolve("README.md");
   private static final Path RULES = Repo.ROOT.resolve("deploy/prometheus/alerts.yml");
   private static final Path TABLE_TEMPLATE = Repo.ROOT.resolve("deploy/aws/warehouse-table.yaml");
