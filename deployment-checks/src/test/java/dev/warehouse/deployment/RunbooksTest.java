@@ -26,7 +26,8 @@ import org.yaml.snakeyaml.Yaml;
  * …Medium and …Slow, share their family's page); every CloudWatch alarm of
  * deploy/aws/warehouse-table.yaml names one in its description; every page but the index is named by some
  * alert, holds the sections an on-call reader looks for, and is linked from the index and from
- * docs/alerts.md's list.
+ * docs/alerts.md's list. The Grafana dashboard links the index, and its alerting panels their runbooks,
+ * each link the dashboard's docs_base variable followed by the same repository path.
  */
 @Tag("deployment")
 class RunbooksTest {
@@ -40,6 +41,8 @@ class RunbooksTest {
   private static final Path ALERT_LIST = Repo.ROOT.resolve("docs/alerts.md");
   private static final Pattern ALARM_RUNBOOK = Pattern.compile("Runbook: (\\S+)");
   private static final Pattern FAMILY_SUFFIX = Pattern.compile("(Fast|Medium|Slow)$");
+  /** What the dashboard's runbook links start with: its variable for where the repository is browsed. */
+  static final String DASHBOARD_BASE = "${docs_base}/";
 
   /** Each Prometheus alert's runbook annotation, by alert name. */
   private static final Map<String, String> alertRunbooks = new LinkedHashMap<>();
@@ -117,6 +120,43 @@ class RunbooksTest {
       String family = FAMILY_SUFFIX.matcher(alert).replaceFirst("");
       assertThat(list).as("docs/alerts.md's list of alerts").containsAnyOf("`" + alert + "`", "`" + family);
     }
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void theDashboardsRunbookLinks_leadToRunbooks() throws IOException {
+    // JSON is YAML: SnakeYAML reads the dashboard as it reads the rules.
+    Map<String, Object> dashboard = new Yaml().load(Files.readString(Repo.DASHBOARD));
+    List<Map<String, Object>> variables = (List<Map<String, Object>>) ((Map<String, Object>) dashboard.get("templating")).get("list");
+    assertThat(variables).as("the dashboard's variables").anyMatch(v -> "docs_base".equals(v.get("name")));
+
+    List<String> dashboardLinks = urls((List<Map<String, Object>>) dashboard.get("links"));
+    assertThat(dashboardLinks).as("the dashboard's links").contains(DASHBOARD_BASE + PREFIX + "README.md");
+    List<String> panelLinks = new ArrayList<>();
+    for (Map<String, Object> panel : (List<Map<String, Object>>) dashboard.get("panels")) {
+      panelLinks.addAll(urls((List<Map<String, Object>>) panel.get("links")));
+      for (Map<String, Object> inner : (List<Map<String, Object>>) panel.getOrDefault("panels", List.of())) {
+        panelLinks.addAll(urls((List<Map<String, Object>>) inner.get("links")));
+      }
+    }
+    assertThat(panelLinks).as("the alerting panels' runbook links").hasSizeGreaterThanOrEqualTo(10);
+
+    Set<String> named = new TreeSet<>(alertRunbooks.values());
+    named.addAll(alarmRunbooks);
+    List<String> all = new ArrayList<>(dashboardLinks);
+    all.addAll(panelLinks);
+    for (String url : all) {
+      assertThat(url).as("a runbook link of the dashboard").startsWith(DASHBOARD_BASE + PREFIX);
+      String path = url.substring(DASHBOARD_BASE.length());
+      assertThat(Repo.ROOT.resolve(path)).as(url).isRegularFile();
+      if (!path.endsWith("/README.md")) {
+        assertThat(named).as("the runbooks alerts name").contains(path);
+      }
+    }
+  }
+
+  private static List<String> urls(List<Map<String, Object>> links) {
+    return links == null ? List.of() : links.stream().map(link -> (String) link.get("url")).toList();
   }
 
   /** The runbook pages: every Markdown file of docs/runbooks/ but its index. */
