@@ -27,7 +27,7 @@ COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar
 # The class-data-sharing archive: the jar's training run (train-cds: its real start on loopback, with a
 # throwaway identity, no network) loads what serving loads, and the JVM writes those classes out at exit.
 # Made in this stage, by this image's JVM from this very jar: the JVM maps an archive only with the JVM and
-# jar it was made with, and otherwise starts without it (docs/operations.md#class-data-sharing).
+# jar it was made with, and otherwise starts without it (docs/operations/deploy.md#class-data-sharing).
 RUN java -XX:ArchiveClassesAtExit=/app/app.jsa -jar /app/app.jar train-cds
 USER 10001
 # Heap sized from the container's memory limit; the services are measured at -Xmx256m.

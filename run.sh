@@ -35,7 +35,7 @@ if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-servi
 fi
 
 # Class-data sharing: each jar's archive of the classes its start loads, which every JVM below maps instead of
-# loading them from the jar again (docs/operations.md#class-data-sharing). The jar's train-cds run makes it,
+# loading them from the jar again (docs/operations/deploy.md#class-data-sharing). The jar's train-cds run makes it,
 # with this java: the first start after a build does, and again whenever the JVM could not use it (another
 # jar or java). Without one, a process starts as before, only slower.
 for module in inventory-service order-service gateway; do

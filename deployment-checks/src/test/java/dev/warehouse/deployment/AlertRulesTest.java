@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -29,9 +28,8 @@ import org.yaml.snakeyaml.Yaml;
 /**
  * deploy/prometheus/alerts.yml passes {@code promtool check rules} and its unit tests
  * ({@code promtool test rules alerts_test.yml alerts_daily_test.yml}); every alert has a test where it fires and one where
- * it stays quiet, a severity, a runbook section in docs/operations.md and a line in docs/alerts.md's list
- * that links to it; the runbook each CloudWatch alarm of deploy/aws/warehouse-table.yaml names is a
- * section there too; the latency SLO's bucket bound is one the processes' timers publish.
+ * it stays quiet, and a severity (its runbook: {@link RunbooksTest}); the latency SLO's bucket bound is one the
+ * processes' timers publish.
  * (LocalStackIT evaluates the rules on a real Prometheus scraping the real processes.) promtool comes
  * with Debian's prometheus package, which ./test.sh installs.
  */
@@ -41,11 +39,6 @@ class AlertRulesTest {
   private static final Path DIR = Repo.ROOT.resolve("deploy/prometheus");
   /** promtool's unit tests: minute by minute, and the daily jobs' alerts hour by hour (a file sets its interval). */
   private static final List<String> TEST_FILES = List.of("alerts_test.yml", "alerts_daily_test.yml");
-  private static final Path RUNBOOKS = Repo.ROOT.resolve("docs/operations.md");
-  private static final Path ALERT_LIST = Repo.ROOT.resolve("docs/alerts.md");
-  private static final Path TABLE_TEMPLATE = Repo.ROOT.resolve("deploy/aws/warehouse-table.yaml");
-  private static final String RUNBOOK_PREFIX = "docs/operations.md#";
-  private static final Pattern ALARM_RUNBOOK = Pattern.compile("Runbook: (\\S+)");
   private static final Pattern LE = Pattern.compile("le=\"([^\"]+)\"");
   private static List<Map<String, Object>> alerts;
   private static List<Map<String, Object>> tests;
@@ -99,50 +92,11 @@ class AlertRulesTest {
 
   @Test
   @SuppressWarnings("unchecked")
-  void everyAlert_hasASeverity_andARunbookSection_listedInTheAlertsPage() throws IOException {
-    Set<String> anchors = runbookAnchors();
-    String list = Files.readString(ALERT_LIST);
+  void everyAlert_hasASeverity() {
     for (Map<String, Object> alert : alerts) {
       Map<String, String> labels = (Map<String, String>) alert.get("labels");
       assertThat(labels.get("severity")).as("%s's severity", alert.get("alert")).isIn("page", "ticket");
-      String runbook = ((Map<String, String>) alert.get("annotations")).get("runbook");
-      assertThat(runbook).as("%s's runbook", alert.get("alert")).startsWith(RUNBOOK_PREFIX);
-      String anchor = runbook.substring(RUNBOOK_PREFIX.length());
-      assertThat(anchors).as("sections of docs/operations.md").contains(anchor);
-      assertThat(list).as("docs/alerts.md's list of alerts").contains("(operations.md#" + anchor + ")");
     }
-  }
-
-  @Test
-  void everyCloudWatchAlarmsRunbook_isASectionOfTheOperationsGuide() throws IOException {
-    Set<String> anchors = runbookAnchors();
-    Matcher m = ALARM_RUNBOOK.matcher(Files.readString(TABLE_TEMPLATE));
-    List<String> runbooks = new ArrayList<>();
-    while (m.find()) {
-      runbooks.add(m.group(1));
-    }
-    assertThat(runbooks).as("the alarms' runbooks in deploy/aws/warehouse-table.yaml").isNotEmpty();
-    for (String runbook : runbooks) {
-      assertThat(runbook).startsWith(RUNBOOK_PREFIX);
-      assertThat(anchors).as("sections of docs/operations.md").contains(runbook.substring(RUNBOOK_PREFIX.length()));
-    }
-  }
-
-  /**
-   * The anchors of docs/operations.md's headings (outside code blocks), as a Markdown renderer makes
-   * them from plain names.
-   */
-  private static Set<String> runbookAnchors() throws IOException {
-    Set<String> anchors = new HashSet<>();
-    boolean inCode = false;
-    for (String line : Files.readAllLines(RUNBOOKS)) {
-      if (line.stripLeading().startsWith("```")) {
-        inCode = !inCode;
-      } else if (!inCode && line.startsWith("#")) {
-        anchors.add(line.replaceFirst("^#+\\s*", "").toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9 -]", "").replace(' ', '-'));
-      }
-    }
-    return anchors;
   }
 
   @Test

@@ -17,7 +17,7 @@ import org.yaml.snakeyaml.Yaml;
 
 /**
  * Every JVM that runs a jar of the system starts from that jar's class-data-sharing archive
- * (docs/operations.md#class-data-sharing): the image trains it with the JVM that runs it and its ENTRYPOINT
+ * (docs/operations/deploy.md#class-data-sharing): the image trains it with the JVM that runs it and its ENTRYPOINT
  * maps it, compose's health checks map it too, and run.sh makes one per jar and starts every JVM with it. A
  * flag dropped anywhere fails here: nothing else would notice, since the JVM starts without an archive as
  * well, only slower. {@code KubernetesManifestsTest} holds the manifests to the same flags.

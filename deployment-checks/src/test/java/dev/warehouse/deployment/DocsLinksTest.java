@@ -20,8 +20,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The README is the front door and docs/ holds the rest: the README stays short, it links every docs
- * page, and no relative link in either leads to a missing file or heading. GitHub renders a broken link
- * without complaint, so only a test notices one.
+ * page, each page in a folder of docs/ (docs/operations/, docs/runbooks/) is linked from that folder's
+ * index, and no relative link in any of them leads to a missing file or heading. GitHub renders a broken
+ * link without complaint, so only a test notices one.
  */
 @Tag("deployment")
 class DocsLinksTest {
@@ -67,6 +68,33 @@ class DocsLinksTest {
     assertThat(docs().stream().filter(page -> !linked.contains(page)).map(ROOT::relativize))
         .as("docs/ pages the README does not link")
         .isEmpty();
+  }
+
+  @Test
+  void everyPageInAFolder_isLinkedFromTheFoldersIndex() throws IOException {
+    List<String> unlinked = new ArrayList<>();
+    for (Path page : pages()) {
+      Path folder = page.getParent();
+      if (folder.equals(ROOT.resolve("docs")) || page.equals(README)) {
+        continue;
+      }
+      // docs/<folder>.md or docs/<folder>/README.md, whichever the folder has
+      Path index = Files.exists(folder.resolve("README.md")) ? folder.resolve("README.md")
+          : folder.resolveSibling(folder.getFileName() + ".md");
+      if (page.equals(index)) {
+        continue;
+      }
+      Set<Path> linked = new HashSet<>();
+      if (Files.exists(index)) {
+        for (String target : relativeLinks(index)) {
+          linked.add(index.getParent().resolve(pathOf(target)).normalize());
+        }
+      }
+      if (!linked.contains(page)) {
+        unlinked.add(ROOT.relativize(page) + " (index: " + ROOT.relativize(index) + ")");
+      }
+    }
+    assertThat(unlinked).as("pages their folder's index does not link").isEmpty();
   }
 
   @Test
@@ -147,12 +175,17 @@ class DocsLinksTest {
     return prose.toString();
   }
 
+  /** The README and every Markdown page under docs/, folders included. */
   private static List<Path> pages() throws IOException {
-    List<Path> pages = new ArrayList<>(docs());
-    pages.add(0, README);
+    List<Path> pages = new ArrayList<>();
+    pages.add(README);
+    try (Stream<Path> files = Files.walk(ROOT.resolve("docs"))) {
+      files.filter(file -> file.toString().endsWith(".md")).map(Path::normalize).sorted().forEach(pages::add);
+    }
     return pages;
   }
 
+  /** The pages directly in docs/, which the README links; a folder's pages are its index's to link. */
   private static List<Path> docs() throws IOException {
     try (Stream<Path> files = Files.list(ROOT.resolve("docs"))) {
       return files.filter(file -> file.toString().endsWith(".md")).map(Path::normalize).sorted().toList();

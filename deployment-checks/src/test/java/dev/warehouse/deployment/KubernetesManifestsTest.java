@@ -101,7 +101,7 @@ class KubernetesManifestsTest {
   private static final List<String> BACKENDS = List.of("inventory-service", "order-service");
   /** Each audit's CronJob and the service whose jar (and image, and settings) it runs. */
   private static final Map<String, String> AUDITS = Map.of("inventory-audit", "inventory-service", "order-audit", "order-service");
-  /** The audits' ServiceAccount, which EKS Pod Identity binds to the template's AuditRole (docs/operations.md). */
+  /** The audits' ServiceAccount, which EKS Pod Identity binds to the template's AuditRole (docs/operations/deploy.md). */
   private static final String AUDIT_ACCOUNT = "warehouse-audit";
   private static final String PUSHGATEWAY = "pushgateway";
   /** The settings that say which table a process reads: an audit must read the one its service writes. */
@@ -828,7 +828,7 @@ class KubernetesManifestsTest {
         if (variable.getValueFrom() != null) {
           var ref = variable.getValueFrom().getSecretKeyRef();
           if (variable.getName().equals("PAGE_TOKEN_ACCEPTED_KEYS")) {
-            // Set only during a key rotation (docs/operations.md); absent, the process opens one key's tokens.
+            // Set only during a key rotation (docs/operations/rotation.md); absent, the process opens one key's tokens.
             assertThat(ref.getOptional()).as(name + " " + variable.getName() + " optional").isTrue();
             continue;
           }

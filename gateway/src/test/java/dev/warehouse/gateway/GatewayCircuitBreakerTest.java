@@ -131,7 +131,7 @@ class GatewayCircuitBreakerTest {
         .until(condition::getAsBoolean);
   }
 
-  /** The experiment: impatient callers must not make the gateway refuse everyone else. */
+  /** Impatient callers must not make the gateway refuse everyone else. */
   @Test
   void shortCallerDeadlines_doNotOpenTheCircuit_forTheNextCaller() {
     backend.delayMs = 30;
@@ -151,7 +151,7 @@ class GatewayCircuitBreakerTest {
     backend.delayMs = 0; // the backend would have answered in time: the gateway does not even try
 
     // Just under the minimum budget: refused all the same, and the refusal has most of the deadline to come back
-    // (at half of it, a loaded ./test.sh once saw the client's own timer fire first, 50 ms without an answer).
+    // (at half of it, a loaded machine can let the client's own timer fire first).
     StatusRuntimeException e = failure(() -> stub().withDeadlineAfter(MIN_BUDGET.toMillis() - 10, TimeUnit.MILLISECONDS)
         .getOrder(GET));
 

@@ -116,7 +116,7 @@ class StockCrashIT {
     inventoryDynamo = DynamoFaultProxy.start(MotoServer.endpoint());
     orderDynamo = DynamoFaultProxy.start(MotoServer.endpoint());
     callers = Executors.newCachedThreadPool();
-    // The serialized moto can take seconds to answer on a busy machine: the 3 s default failed a GetOrder once.
+    // The serialized moto can take seconds to answer on a busy machine, longer than the 3 s default allows.
     Map<String, String> common = Map.of("TABLE_NAME", table, "TABLE_AUTO_CREATE", "true", "SHUTDOWN_DRAIN_MS", "0",
         "SHUTDOWN_GRACE_SECONDS", "2", "DYNAMODB_CALL_TIMEOUT_MS", "10000");
     int inventoryPort = StackProcess.freePort();

@@ -60,7 +60,7 @@ public final class InventoryMain {
 
   /**
    * The reservations' settings: a hold of 60 s and a sweep every 10 s give abandoned stock back within
-   * about 70 s, well inside the issue's 2 minutes.
+   * about 70 s, well inside 2 minutes (docs/behaviour.md, crashes).
    */
   public record ReservationSettings(Duration hold, Duration sweep) {
     public static final ReservationSettings DEFAULT = new ReservationSettings(Duration.ofSeconds(60), Duration.ofSeconds(10));

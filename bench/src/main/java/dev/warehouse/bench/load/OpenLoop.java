@@ -125,9 +125,8 @@ public final class OpenLoop {
   /**
    * The call that request {@code i} goes to: round {@code i / n} visits the {@code n} calls in an order
    * of its own, shuffled with a fixed seed, the same whenever it is asked. In a fixed order each call
-   * always followed the same neighbour and overlapped with its tail: the gateway, sent after the
-   * service and before nginx, added 0.19-0.28 ms at p50 and nginx 0.07-0.18; with the two swapped,
-   * 0.15-0.20 and 0.12-0.19 (one run each).
+   * always followed the same neighbour and overlapped with its tail, which moved what a layer seemed to
+   * add with its place in the order (docs/performance-log.md).
    */
   static int turn(long i, int n) {
     SplittableRandom random = new SplittableRandom(0x5EEDL ^ (i / n) * 0x9E3779B97F4A7C15L);

@@ -22,8 +22,8 @@ interface Ticker {
 
     /**
      * Parks, then spins the last {@link #SPIN_NANOS}. Not {@code TimeUnit.sleep}: on Java 17 it rounds up to
-     * whole milliseconds, so a 1.1 ms wait slept 2.4 ms, and at 800 requests/s the requests went out a median
-     * 0.55 ms late ({@code OpenLoopPacingTest}), a lateness their latency then counted.
+     * whole milliseconds, so requests went out late ({@code OpenLoopPacingTest}), a lateness their latency
+     * then counted (docs/performance-log.md).
      */
     @Override
     public long waitUntil(long deadline) throws InterruptedException {

@@ -107,8 +107,8 @@ public final class BuyingStock {
     List<Call> calls = List.of(viaGateway.call(Op.PLACE_ORDER, i -> keys.next()), direct.call(Op.PLACE_ORDER, i -> keys.next()));
     // Warm every JVM on the path first, then measure from a clean slate of counters: a closed loop, then
     // rounds at the measured rate until two in a row agree within 10 % on their p50s. PlaceOrder's path (two
-    // services, six DynamoDB calls) keeps the JIT compilers busy for minutes on 2 cores; after the closed
-    // loop alone, the measured p50 was 22 ms where a warm stack answers in about 7.
+    // services, six DynamoDB calls) keeps the JIT compilers busy for minutes on 2 cores, so the closed loop
+    // alone leaves it far slower than a warm stack (docs/performance-log.md).
     ClosedLoop.run("warm-up", calls.get(0), 4, Duration.ZERO, settings.standInMeasure().multipliedBy(4));
     List<String> labels = List.of("PlaceOrder via gateway", "PlaceOrder straight");
     List<Double> warmUp = new ArrayList<>();

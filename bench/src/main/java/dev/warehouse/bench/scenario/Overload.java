@@ -160,9 +160,8 @@ public final class Overload {
   /**
    * Compiles the route's path before its capacity is measured: closed-loop rounds of {@code round} until
    * three in a row agree within 10 % ({@link #agree}) (at most {@value #MAX_WARM_UP_ROUNDS}). After one fixed round the order-service
-   * was still compiling: it spent 1.2 cores on 1,784 calls/s in the capacity run, and 0.7 on 2,642 in the flood
-   * after it; on the stand-in, six rounds of 5 s still rose from 357 to 4,283 calls/s. Returns each round's OK
-   * calls/s.
+   * was still compiling, and its capacity was measured while it did (docs/performance-log.md). Returns each
+   * round's OK calls/s.
    */
   private static List<Double> warmUp(Call a6, Duration round) throws InterruptedException {
     List<Double> rounds = new ArrayList<>();

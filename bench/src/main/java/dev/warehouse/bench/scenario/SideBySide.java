@@ -63,7 +63,7 @@ final class SideBySide {
    * {@code rounds} rounds of every operation, the targets side by side in one schedule at
    * {@code ratePerTarget} each, divided by the operation's DynamoDB calls ({@link Op#dynamoCalls()}): at the
    * reads' rate, PlaceOrder's six calls asked 2.5 times what the machine serves, and its turn measured
-   * the queue that built (about 1.2 s at p50; docs/performance-log.md).
+   * the queue that built (docs/performance-log.md).
    */
   static Rounds measure(Map<String, Target> targets, List<Op> ops, double ratePerTarget, int rounds, Duration warmup,
       Duration measure) throws Exception {

@@ -231,7 +231,7 @@ public final class StartUp {
             ms = await(proc);
           } catch (IllegalStateException exited) {
             // A free port picked for it was taken before it bound it (another process's connection): the start
-            // measured nothing, so it is made again on other ports. A full run was lost to this once.
+            // measured nothing, so it is made again on other ports rather than failing the run.
             if (attempt < 3 && proc.lostItsPort()) {
               continue;
             }

@@ -78,9 +78,9 @@ public final class DynamoClients {
         .httpClientBuilder(NettyNioAsyncHttpClient.builder()
             .maxConcurrency(MAX_CONNECTIONS)
             // The SDK's default is two I/O threads per core, and its client passes each call between them
-            // (connection pool on one, connection on another): about 18 thread wake-ups per DynamoDB call
-            // with 4 threads, against 4 with one, which took a third off the services' CPU in the layer
-            // benchmark (docs/performance-log.md). One thread carries the load of a small instance; raise
+            // (connection pool on one, connection on another), waking threads on every DynamoDB call; one
+            // thread wakes far fewer and cost the services less CPU in the layer benchmark
+            // (docs/performance-log.md). One thread carries the load of a small instance; raise
             // DYNAMODB_IO_THREADS when TLS to DynamoDB fills it.
             .eventLoopGroupBuilder(SdkEventLoopGroup.builder().numberOfThreads(config.dynamoIoThreads()))
             .connectionTimeout(Duration.ofSeconds(2)))

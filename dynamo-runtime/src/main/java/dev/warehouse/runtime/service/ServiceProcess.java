@@ -129,7 +129,7 @@ public final class ServiceProcess implements AutoCloseable {
 
       // Handlers run on the gRPC I/O threads: they never block (the DynamoDB client is asynchronous, and
       // its credentials were resolved before serving and refresh in the background), and a hand-off to a
-      // handler pool cost 0.05-0.15 ms of every call's p50 in the layer benchmark (docs/performance-log.md).
+      // handler pool added to every call's latency in the layer benchmark (docs/performance-log.md).
       ServiceServer server = new ServiceServer(
           serverBuilder.directExecutor().maxConcurrentCallsPerConnection(config.admission().maxStreams()),
           served,

@@ -34,7 +34,7 @@ class DynamoClientsTimerTest {
         attempt.cancel(false);
         whole.cancel(false);
       }
-      // Without the no-op at the head of the queue this was one wake-up per call (200, measured).
+      // Without the no-op at the head of the queue this is one wake-up per call (docs/performance-log.md).
       assertThat(wakeUps("timer-test-a") - before).isLessThan(20);
     } finally {
       timer.shutdownNow();

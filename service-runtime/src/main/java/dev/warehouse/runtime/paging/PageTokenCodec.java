@@ -31,7 +31,7 @@ import javax.crypto.spec.SecretKeySpec;
  * INVALID_ARGUMENT, so a token can never steer a read into data the request did not ask for.
  * Instances that share a key (config {@code PAGE_TOKEN_KEY}) accept each other's tokens; keys listed in
  * {@code PAGE_TOKEN_ACCEPTED_KEYS} open tokens too but never seal one, which lets the key rotate without
- * breaking a listing in progress (docs/operations.md).
+ * breaking a listing in progress (docs/operations/rotation.md).
  */
 public final class PageTokenCodec {
 

@@ -33,7 +33,7 @@ import java.util.stream.Stream;
  * real start path, answers the probe the container's health check makes and one call of its serving path,
  * stops, and exits 0, at which the JVM writes every class it loaded into the archive; a later
  * {@code java -XX:SharedArchiveFile=app.jsa -jar app.jar} maps them instead of loading and verifying them
- * from the jar (docs/operations.md#class-data-sharing).
+ * from the jar (docs/operations/deploy.md#class-data-sharing).
  *
  * <p>The run needs nothing around it, so that an image's build can make it: it ignores the environment
  * and starts on a fixed configuration of its own, with its ports on loopback, mutual TLS with a throwaway
