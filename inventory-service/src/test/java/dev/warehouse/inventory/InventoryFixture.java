@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
 final class InventoryFixture implements AutoCloseable {
 
   /** DynamoDB call timeout of most tests: concurrent transactions queue for seconds in the serialized moto. */
-  static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+  static final Duration CALL_TIMEOUT = dev.warehouse.testing.Patience.STEP; // an upper bound; see Patience
 
   final String table = TestServices.uniqueTableName();
   final RecordingInterceptor recorder = new RecordingInterceptor();

@@ -41,8 +41,11 @@ final class OrderFixture implements AutoCloseable {
 
   /** DynamoDB call timeout of the fault tests: short, so persistent faults end quickly. */
   static final Duration FAULT_TEST_CALL_TIMEOUT = Duration.ofSeconds(2);
-  /** DynamoDB call timeout otherwise: 50 concurrent transactions queue for seconds in the serialized moto. */
-  static final Duration CALL_TIMEOUT = Duration.ofSeconds(10);
+  /**
+   * DynamoDB call timeout otherwise, an upper bound ({@link dev.warehouse.testing.Patience}): 50 concurrent
+   * transactions queue for seconds in the serialized moto, more on a loaded machine.
+   */
+  static final Duration CALL_TIMEOUT = dev.warehouse.testing.Patience.STEP;
   /** The product and warehouse of {@link #order}'s one line, stocked with plenty at start. */
   static final String PRODUCT = "P-ANY";
   static final String WAREHOUSE = "W-ANY";
