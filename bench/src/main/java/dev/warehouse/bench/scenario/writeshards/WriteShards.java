@@ -1,4 +1,4 @@
-package dev.warehouse.bench.scenario;
+package dev.warehouse.bench.scenario.writeshards;
 
 import static dev.warehouse.bench.report.Report.ms;
 import static dev.warehouse.bench.report.Report.num;
@@ -12,6 +12,7 @@ import dev.warehouse.bench.load.Call;
 import dev.warehouse.bench.load.ClosedLoop;
 import dev.warehouse.bench.load.KeyChooser;
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.scenario.Settings;
 import dev.warehouse.bench.stack.Proc;
 import dev.warehouse.bench.stack.Scrape;
 import dev.warehouse.bench.stack.Stack;

@@ -1,4 +1,4 @@
-package dev.warehouse.bench.scenario;
+package dev.warehouse.bench.scenario.writeshards;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;

@@ -1,4 +1,4 @@
-package dev.warehouse.bench.scenario;
+package dev.warehouse.bench.scenario.overload;
 
 import static dev.warehouse.bench.report.Report.ms;
 import static dev.warehouse.bench.report.Report.num;
@@ -14,6 +14,7 @@ import dev.warehouse.bench.load.KeyChooser;
 import dev.warehouse.bench.load.OpenLoop;
 import dev.warehouse.bench.load.Outcome;
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.scenario.Settings;
 import dev.warehouse.bench.stack.Cores;
 import dev.warehouse.bench.stack.MachineCpu;
 import dev.warehouse.bench.stack.Proc;
