@@ -1,9 +1,9 @@
-package dev.warehouse.bench.scenario;
+package dev.warehouse.bench.scenario.overload;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.warehouse.bench.scenario.Overload.Probe;
+import dev.warehouse.bench.scenario.overload.Overload.Probe;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.grpc.Status;
