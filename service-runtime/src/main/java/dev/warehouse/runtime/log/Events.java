@@ -12,7 +12,8 @@ import org.slf4j.spi.LoggingEventBuilder;
  * </pre>
  *
  * The name is the line's {@code event} field (what alerts, runbooks and tests look for) and its message; each
- * key-value is a field of its own, escaped by the encoder, never spliced into a string.
+ * key-value is a field of its own, escaped by the encoder, never spliced into a string. A line written while a
+ * call is served also names the call's {@code request_id} and {@code caller} ({@link CallFields}).
  */
 public final class Events {
 
@@ -31,6 +32,8 @@ public final class Events {
   }
 
   private static LoggingEventBuilder named(LoggingEventBuilder line, String event) {
-    return line.setMessage(event).addKeyValue("event", event);
+    line.setMessage(event).addKeyValue("event", event);
+    CallFields.addTo(line);
+    return line;
   }
 }

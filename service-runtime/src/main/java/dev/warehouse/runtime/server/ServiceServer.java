@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.server;
 
 import dev.warehouse.admin.v1.AdminServiceGrpc;
+import dev.warehouse.runtime.log.CallFields;
 import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.routing.RouteTable;
 import io.grpc.BindableService;
@@ -74,6 +75,8 @@ public final class ServiceServer {
     this.shutdownDrain = shutdownDrain;
     this.shutdownGrace = shutdownGrace;
     this.sleeper = sleeper;
+    // Added last, so run first: every interceptor and handler after it can name the call in its log lines.
+    builder.intercept(CallFields.interceptor());
     for (BindableService service : services) {
       ServerServiceDefinition definition = service.bindService();
       if (!ROUTE_EXEMPT.contains(definition.getServiceDescriptor().getName())) {

@@ -3,6 +3,7 @@ package dev.warehouse.runtime.tls;
 import dev.warehouse.runtime.error.PermissionDeniedException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
+import dev.warehouse.runtime.log.CallFields;
 import dev.warehouse.runtime.log.Events;
 import io.grpc.Context;
 import io.grpc.Contexts;
@@ -83,6 +84,7 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
     if (identity.isEmpty()) {
       return next.startCall(call, headers);
     }
+    CallFields.caller(identity.get().uri()); // the caller of this call's log lines
     return Contexts.interceptCall(Context.current().withValue(PeerIdentity.CONTEXT_KEY, identity.get()), call, headers,
         next);
   }
