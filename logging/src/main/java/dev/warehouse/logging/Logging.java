@@ -1,5 +1,7 @@
 package dev.warehouse.logging;
 
+import ch.qos.logback.classic.Level;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** The start of every process's logging. */
@@ -14,5 +16,17 @@ public final class Logging {
    */
   public static void start() {
     LoggerFactory.getILoggerFactory();
+  }
+
+  /**
+   * The logger of {@code source}, written at INFO and above whatever {@code LOG_LEVEL} says: for lines that are
+   * a record rather than diagnostics (the gateway's audit trail), which turning the log down must not lose.
+   */
+  public static Logger alwaysWritten(Class<?> source) {
+    Logger logger = LoggerFactory.getLogger(source);
+    if (logger instanceof ch.qos.logback.classic.Logger logback) {
+      logback.setLevel(Level.INFO);
+    }
+    return logger;
   }
 }

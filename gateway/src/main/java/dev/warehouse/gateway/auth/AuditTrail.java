@@ -9,6 +9,7 @@ import com.google.protobuf.DynamicMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.rpc.ErrorInfo;
+import dev.warehouse.logging.Logging;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.server.DaemonThreads;
 import io.grpc.Context;
@@ -35,7 +36,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.slf4j.spi.LoggingEventBuilder;
 
 /**
@@ -56,8 +56,9 @@ import org.slf4j.spi.LoggingEventBuilder;
  * can forge a field or a line, or make one unbounded.
  *
  * <p>A stream of its own, as before: its own logger ({@code dev.warehouse.gateway.auth.AuditTrail}, which a
- * pipeline routes apart by the {@code logger} field), its own writer thread, its own drain at shutdown; its
- * lines carry only its own fields, not those of the call being served ({@code CallFields}).
+ * pipeline routes apart by the {@code logger} field, and which {@code LOG_LEVEL} never turns below INFO), its own
+ * writer thread, its own drain at shutdown; its lines carry only its own fields, not those of the call being
+ * served ({@code CallFields}).
  *
  * <p>It runs outermost, so that it sees refusals; {@link CallerAuthentication}, which runs inside it,
  * tells it the caller through {@link #identify}.
@@ -69,7 +70,8 @@ public final class AuditTrail implements ServerInterceptor {
 
   static final int MAX_VALUE_LENGTH = 128;
 
-  private static final Logger log = LoggerFactory.getLogger(AuditTrail.class);
+  /** At INFO whatever LOG_LEVEL says: a write's record is not a diagnostic to turn down. */
+  private static final Logger log = Logging.alwaysWritten(AuditTrail.class);
   private static final Context.Key<Entry> ENTRY = Context.key("warehouse.audit-entry");
 
   /**
