@@ -39,7 +39,7 @@ public final class LineEncoder extends EncoderBase<ILoggingEvent> {
   private static final List<String> RESERVED = List.of("ts", "level", "logger", "thread", "event", "msg", "error",
       "stack_trace");
   /** A text value written as it is; any other is quoted. */
-  private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9._:/@+#,-]+");
+  private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9._:/@+#,\\[\\]-]+");
 
   private final LogFormat format;
 

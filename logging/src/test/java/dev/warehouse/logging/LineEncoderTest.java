@@ -150,7 +150,7 @@ class LineEncoderTest {
     NASTY.forEach((name, value) -> log.atWarn().setMessage(value).addKeyValue("event", "nasty_" + name)
         .addKeyValue("value", value).log());
     log.atInfo().setMessage("draining").addKeyValue("event", "draining").addKeyValue("drain_ms", 1500)
-        .addKeyValue("key", "PRODUCT#P100").log();
+        .addKeyValue("key", "PRODUCT#P100").addKeyValue("peers[svc]", "[::1]:50052").log();
     log.atError().setMessage("boom").setCause(new IllegalStateException("two\nlines")).log();
 
     List<String> lines = lines();
@@ -159,7 +159,7 @@ class LineEncoderTest {
       assertThat(line.chars()).as("no raw control character: %s", line).noneMatch(c -> c < 0x20);
       assertThat(line).matches("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z (WARN|INFO|ERROR) dev\\.warehouse\\.test\\.Nasty .*");
     }
-    assertThat(lines.get(NASTY.size())).endsWith(" INFO dev.warehouse.test.Nasty event=draining drain_ms=1500 key=PRODUCT#P100");
+    assertThat(lines.get(NASTY.size())).endsWith(" INFO dev.warehouse.test.Nasty event=draining drain_ms=1500 key=PRODUCT#P100 peers[svc]=[::1]:50052");
     // A quoted value is a JSON string: it reads back as it was.
     for (String line : lines.subList(0, NASTY.size())) {
       String name = line.replaceAll(".* event=nasty_(\\w+) .*", "$1");
