@@ -24,6 +24,8 @@ GATEWAY_METRICS_PORT="${GATEWAY_METRICS_PORT:-9091}"
 LOGS="${LOGS:-target/run-logs}"
 CERTS="${CERTS:-target/run-certs}" # private keys: under target/, which git ignores
 mkdir -p "$LOGS"
+# Every JVM below logs one readable line per event (LOG_FORMAT=text); a deployment keeps the JSON default.
+export LOG_FORMAT="${LOG_FORMAT:-text}"
 
 # moto's server at its pinned version (tools/python-requirements.txt): the machine's, or installed into .venv.
 source tools/python-env.sh

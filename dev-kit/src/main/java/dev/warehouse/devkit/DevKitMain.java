@@ -1,5 +1,6 @@
 package dev.warehouse.devkit;
 
+import dev.warehouse.logging.Logging;
 import java.io.PrintStream;
 import java.util.Arrays;
 
@@ -17,6 +18,9 @@ public final class DevKitMain {
   private DevKitMain() {}
 
   public static void main(String[] args) throws Exception {
+    // What grpc-java logs (the demo loader's channel) comes out as the services' lines do, on standard error;
+    // standard output stays the command's own.
+    Logging.start();
     System.exit(run(args, System.out));
   }
 

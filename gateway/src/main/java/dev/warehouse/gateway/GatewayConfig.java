@@ -4,6 +4,7 @@ import dev.warehouse.gateway.auth.AuthConfig;
 import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
@@ -80,11 +81,12 @@ public record GatewayConfig(
     return backendTls.getOrDefault(backend, ChannelTlsConfig.PLAINTEXT);
   }
 
-  /** Each backend channel's mode and trusted peers, for the start-up lines: {@code inventory_tls_mode=... order_...}. */
-  public String describeBackendTls() {
-    return new java.util.TreeMap<>(BACKEND_PREFIXES).entrySet().stream()
-        .map(e -> backendTls(e.getKey()).describe(e.getValue().toLowerCase(java.util.Locale.ROOT)))
-        .collect(java.util.stream.Collectors.joining(" "));
+  /** Each backend channel's mode and trusted peers, fields of the start-up lines: {@code inventory_tls_mode=... order_...}. */
+  public Fields backendTlsFields() {
+    Fields fields = new Fields();
+    new java.util.TreeMap<>(BACKEND_PREFIXES).forEach((backend, prefix) ->
+        fields.addAll(backendTls(backend).fields(prefix.toLowerCase(java.util.Locale.ROOT))));
+    return fields;
   }
 
   /** A plaintext gateway on every interface, calling plaintext backends, without authentication: what tests that build the record mean. */
@@ -160,6 +162,7 @@ public record GatewayConfig(
         AuthConfig.read(reader),
         AdmissionConfig.read(reader, AdmissionConfig.GATEWAY_MAX_STREAMS),
         reader.optionalPort("HEALTH_PORT"));
+    reader.logSettings();
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
       reader.problem("MIN_FORWARD_BUDGET_MS (" + config.minForwardBudget().toMillis()
@@ -181,23 +184,28 @@ public record GatewayConfig(
     return channels;
   }
 
-  /** One line for the start-up log. */
+  /** The fields of the start-up log line: every setting, no secrets. */
+  public Fields fields() {
+    return new Fields().add("service", "gateway").add("grpc_port", grpcPort).add("metrics_port", metricsPort)
+        .add("health_port", healthPort.map(String::valueOf).orElse("none"))
+        .add("inventory_addresses", String.join(",", inventoryAddresses))
+        .add("order_addresses", String.join(",", orderAddresses))
+        .add("backend_resolve_s", resolvePeriod.getSeconds())
+        .add("default_deadline_ms", defaultDeadline.toMillis())
+        .add("min_forward_budget_ms", minForwardBudget.toMillis())
+        .add("circuit_open_s", circuitOpenFor.getSeconds())
+        .add("shutdown_drain_ms", shutdownDrain.toMillis())
+        .add("shutdown_grace_s", shutdownGrace.getSeconds())
+        .add("grpc_bind_address", grpcBindAddress)
+        .add("metrics_bind_address", metricsBindAddress)
+        .addAll(tls.fields())
+        .addAll(backendTlsFields())
+        .addAll(auth.fields())
+        .addAll(admission.fields());
+  }
+
+  /** {@link #fields} as one line, {@code key=value key=value}. */
   public String describe() {
-    return "service=gateway grpc_port=" + grpcPort + " metrics_port=" + metricsPort
-        + " health_port=" + healthPort.map(String::valueOf).orElse("none")
-        + " inventory_addresses=" + String.join(",", inventoryAddresses)
-        + " order_addresses=" + String.join(",", orderAddresses)
-        + " backend_resolve_s=" + resolvePeriod.getSeconds()
-        + " default_deadline_ms=" + defaultDeadline.toMillis()
-        + " min_forward_budget_ms=" + minForwardBudget.toMillis()
-        + " circuit_open_s=" + circuitOpenFor.getSeconds()
-        + " shutdown_drain_ms=" + shutdownDrain.toMillis()
-        + " shutdown_grace_s=" + shutdownGrace.getSeconds()
-        + " grpc_bind_address=" + grpcBindAddress
-        + " metrics_bind_address=" + metricsBindAddress
-        + " " + tls.describe()
-        + " " + describeBackendTls()
-        + " " + auth.describe()
-        + " " + admission.describe();
+    return fields().toString();
   }
 }

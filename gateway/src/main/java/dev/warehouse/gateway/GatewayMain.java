@@ -14,6 +14,7 @@ import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.runtime.discovery.AddressLookup;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.server.CdsTraining;
 import dev.warehouse.runtime.server.JvmSetup;
 import io.grpc.Metadata;
@@ -26,8 +27,8 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Starts the gateway ({@code java -jar gateway.jar}), or makes the training run of its class-data-sharing archive
@@ -41,7 +42,7 @@ public final class GatewayMain {
     JvmSetup.configureNetty();
   }
 
-  private static final Logger log = Logger.getLogger(GatewayMain.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(GatewayMain.class);
   private static final String TRAINING_ISSUER = "cds-training";
   private static final String TRAINING_AUDIENCE = "cds-training";
 
@@ -58,7 +59,7 @@ public final class GatewayMain {
     try {
       gateway = GatewayProcess.start(config);
     } catch (Exception e) {
-      log.log(Level.SEVERE, "event=start_failed service=gateway", e);
+      Events.error(log, "start_failed").addKeyValue("service", "gateway").setCause(e).log();
       System.exit(1);
       return;
     }

@@ -1,21 +1,23 @@
 package dev.warehouse.gateway;
 
+import com.google.protobuf.Descriptors;
 import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.gateway.admin.GatewayAdminEndpoint;
 import dev.warehouse.gateway.auth.GatewayAccess;
-import dev.warehouse.runtime.discovery.AddressLookup;
 import dev.warehouse.gateway.backend.Backend;
-import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.gateway.backend.BackendHealthMonitor;
-import dev.warehouse.runtime.discovery.BackendInstances;
-import dev.warehouse.runtime.discovery.EventLoops;
-import dev.warehouse.runtime.peer.PeerCalls;
 import dev.warehouse.gateway.backend.ForwardingService;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.discovery.AddressLookup;
+import dev.warehouse.runtime.discovery.BackendAddress;
+import dev.warehouse.runtime.discovery.BackendInstances;
+import dev.warehouse.runtime.discovery.EventLoops;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
+import dev.warehouse.runtime.peer.PeerCalls;
 import dev.warehouse.runtime.server.DaemonThreads;
 import dev.warehouse.runtime.server.Listening;
 import dev.warehouse.runtime.server.ServiceServer;
@@ -24,13 +26,12 @@ import dev.warehouse.runtime.tls.TransportSecurity;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
-import com.google.protobuf.Descriptors;
 import io.grpc.BindableService;
 import io.grpc.ChannelCredentials;
-import io.grpc.protobuf.ProtoServiceDescriptorSupplier;
 import io.grpc.ServiceDescriptor;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.protobuf.ProtoServiceDescriptorSupplier;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -44,8 +45,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.logging.Logger;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The running gateway, wired by hand; {@code main} and the tests both start it here. It forwards the
@@ -65,7 +67,7 @@ public final class GatewayProcess implements AutoCloseable {
   public static final String INVENTORY_SERVICE = "inventory-service";
   public static final String ORDER_SERVICE = "order-service";
 
-  private static final Logger log = Logger.getLogger(GatewayProcess.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(GatewayProcess.class);
 
   private final ServiceServer server;
   private final MetricsServer metrics;
@@ -123,7 +125,7 @@ public final class GatewayProcess implements AutoCloseable {
   /** The gateway, looking its backends' names up with {@code lookup} (tests change its answers as they go). */
   static GatewayProcess start(GatewayConfig config, AddressLookup lookup) throws IOException {
     long started = System.nanoTime();
-    log.info("event=starting " + config.describe());
+    config.fields().addTo(Events.info(log, "starting")).log();
     // Netty's native libraries load on a second thread while this one reads the certificates, the policy and
     // the keys; the JVM's metrics are bound there once the gateway serves (as ServiceProcess does).
     ExecutorService aside = Executors.newFixedThreadPool(1, DaemonThreads.named("start-up"));
@@ -200,9 +202,10 @@ public final class GatewayProcess implements AutoCloseable {
     aside.submit(() -> MetricsRegistries.bindJvmMetrics(registry));
     Listening.log("gateway", config.grpcBindAddress(), server.port(), transport,
         config.metricsBindAddress() + ":" + metrics.port(),
-        config.describeBackendTls());
-    log.info("event=started service=gateway grpc_port=" + server.port() + " metrics_port=" + metrics.port()
-        + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+        config.backendTlsFields());
+    Events.info(log, "started").addKeyValue("service", "gateway").addKeyValue("grpc_port", server.port())
+        .addKeyValue("metrics_port", metrics.port())
+        .addKeyValue("startup_ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).log();
     return new GatewayProcess(server, metrics, List.copyOf(backends), List.copyOf(instances), resolver, monitor, admin, eventLoops, transport, access);
   }
 
@@ -240,6 +243,6 @@ public final class GatewayProcess implements AutoCloseable {
     metrics.close();
     transport.close();
     access.close();
-    log.info("event=stopped service=gateway");
+    Events.info(log, "stopped").addKeyValue("service", "gateway").log();
   }
 }

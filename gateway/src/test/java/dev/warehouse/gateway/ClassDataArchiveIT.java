@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.server.CdsTraining;
 import dev.warehouse.runtime.server.HealthProbe;
+import dev.warehouse.testing.LogLines;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -33,7 +34,8 @@ class ClassDataArchiveIT {
     Path archive = work.resolve("gateway.jsa");
     Run training = java(List.of("-XX:ArchiveClassesAtExit=" + archive, "-jar", JAR.toString(), CdsTraining.COMMAND));
     assertThat(training.exit).as(training.output).isZero();
-    assertThat(training.output).contains("event=cds_training_done service=gateway");
+    assertThat(LogLines.events(training.output, "cds_training_done")).as(training.output).singleElement()
+        .satisfies(line -> assertThat(line).containsEntry("service", "gateway"));
     assertThat(archive).isNotEmptyFile();
 
     // The probe's JVM with -Xshare:on, which refuses to start without the archive: its classes, the jar's and

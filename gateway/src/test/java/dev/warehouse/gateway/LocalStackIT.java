@@ -12,9 +12,9 @@ import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.admin.v1.UnansweredInstance;
-import dev.warehouse.gateway.auth.BearerToken;
 import dev.warehouse.devkit.DevTokens;
 import dev.warehouse.devkit.LocalCa;
+import dev.warehouse.gateway.auth.BearerToken;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
@@ -33,8 +33,9 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
-import dev.warehouse.testing.MetricsScrape;
 import dev.warehouse.runtime.testing.MotoServer;
+import dev.warehouse.testing.LogLines;
+import dev.warehouse.testing.MetricsScrape;
 import dev.warehouse.testing.Reflection;
 import dev.warehouse.testing.Statuses;
 import io.grpc.ManagedChannel;
@@ -299,11 +300,14 @@ class LocalStackIT {
       anonymous.shutdownNow();
     }
     String log = java.nio.file.Files.readString(StackProcess.ROOT.resolve("gateway/target/e2e-logs/gateway.log"));
-    log = log.substring(log.lastIndexOf("event=starting service=gateway")); // this run's
-    assertThat(log).contains("event=audit caller=dev-admin auth=jwt roles=admin",
-        "event=audit caller=dev-debugger auth=jwt roles=debugger")
-        .containsPattern("caller=dev-debugger .* method=warehouse.inventory.v1.InventoryService/AdjustStock "
-            + "status=PERMISSION_DENIED reason=METHOD_NOT_ALLOWED");
+    List<Map<String, Object>> audit = LogLines.fromLast(log, "starting").stream() // this run's
+        .filter(line -> "audit".equals(line.get("event"))).toList();
+    assertThat(audit).anySatisfy(line -> assertThat(line).containsEntry("caller", "dev-admin").containsEntry("auth", "jwt")
+        .containsEntry("roles", "admin"));
+    assertThat(audit).anySatisfy(line -> assertThat(line).containsEntry("caller", "dev-debugger")
+        .containsEntry("auth", "jwt").containsEntry("roles", "debugger")
+        .containsEntry("method", "warehouse.inventory.v1.InventoryService/AdjustStock")
+        .containsEntry("status", "PERMISSION_DENIED").containsEntry("reason", "METHOD_NOT_ALLOWED"));
     for (String role : List.of("admin", "debugger")) {
       assertThat(log).doesNotContain(token(role).substring(token(role).lastIndexOf('.') + 1));
     }
@@ -534,14 +538,13 @@ class LocalStackIT {
       writers.shutdownNow();
     }
     String log = java.nio.file.Files.readString(StackProcess.ROOT.resolve("gateway/target/e2e-logs/gateway.log"));
-    log = log.substring(log.lastIndexOf("event=starting service=gateway")); // this run's
-    assertThat(log).as("the gateway stopped as SIGTERM stops it").contains("event=stopped service=gateway");
-    java.util.Set<String> audited = new java.util.HashSet<>();
-    java.util.regex.Matcher line = java.util.regex.Pattern.compile("event=audit .*method=warehouse\\.inventory\\.v1\\."
-        + "InventoryService/PutProductInventory .*product_id=(AUD-\\d+-\\d+) .*status=OK").matcher(log);
-    while (line.find()) {
-      audited.add(line.group(1));
-    }
+    List<Map<String, Object>> lines = LogLines.fromLast(log, "starting"); // this run's
+    assertThat(lines).as("the gateway stopped as SIGTERM stops it")
+        .anySatisfy(line -> assertThat(line).containsEntry("event", "stopped").containsEntry("service", "gateway"));
+    java.util.Set<Object> audited = lines.stream().filter(line -> "audit".equals(line.get("event"))
+            && "warehouse.inventory.v1.InventoryService/PutProductInventory".equals(line.get("method"))
+            && "OK".equals(line.get("status")))
+        .map(line -> line.get("product_id")).collect(java.util.stream.Collectors.toSet());
     assertThat(answered).hasSizeGreaterThanOrEqualTo(100);
     assertThat(audited).as("an audit line for every write answered OK").containsAll(answered);
   }

@@ -2,12 +2,12 @@ package dev.warehouse.inventory;
 
 import dev.warehouse.inventory.audit.InventoryAudit;
 import dev.warehouse.inventory.domain.InventoryService;
-import dev.warehouse.inventory.grpc.InventoryGrpcEndpoint;
-import dev.warehouse.inventory.store.DynamoReservationRepository;
-import dev.warehouse.inventory.expiry.HoldExpiry;
-import dev.warehouse.inventory.grpc.ReservationGrpcEndpoint;
 import dev.warehouse.inventory.domain.Reservations;
+import dev.warehouse.inventory.expiry.HoldExpiry;
+import dev.warehouse.inventory.grpc.InventoryGrpcEndpoint;
+import dev.warehouse.inventory.grpc.ReservationGrpcEndpoint;
 import dev.warehouse.inventory.store.DynamoInventoryRepository;
+import dev.warehouse.inventory.store.DynamoReservationRepository;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
@@ -16,8 +16,10 @@ import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.server.CdsTraining;
+import dev.warehouse.runtime.server.JvmSetup;
 import dev.warehouse.runtime.service.ServiceContext;
 import dev.warehouse.runtime.service.ServiceMain;
 import dev.warehouse.runtime.service.ServiceProcess;
@@ -27,7 +29,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Starts the inventory-service ({@code java -jar inventory-service.jar}), or runs the low-stock marker
@@ -66,7 +69,13 @@ public final class InventoryMain {
     public static final ReservationSettings DEFAULT = new ReservationSettings(Duration.ofSeconds(60), Duration.ofSeconds(10));
   }
 
-  private static final Logger log = Logger.getLogger(InventoryMain.class.getName());
+  static {
+    // Before the logger below: Logback configures itself for it, and should find the process set up as ServiceMain sets it.
+    JvmSetup.configureLogging();
+    JvmSetup.configureNetty();
+  }
+
+  private static final Logger log = LoggerFactory.getLogger(InventoryMain.class);
 
   private InventoryMain() {}
 
@@ -185,8 +194,9 @@ public final class InventoryMain {
   public static List<BindableService> services(ServiceContext context, LowStockShards shards,
       ReservationSettings settings) {
     if (shards.count() != LowStockShards.DECLARED.count()) {
-      log.warning("event=low_stock_shards count=" + shards.count() + " declared=" + LowStockShards.DECLARED.count()
-          + " detail=\"markers written with another count are not listed by A7 until rewritten\"");
+      Events.warn(log, "low_stock_shards").addKeyValue("count", shards.count())
+          .addKeyValue("declared", LowStockShards.DECLARED.count())
+          .addKeyValue("detail", "markers written with another count are not listed by A7 until rewritten").log();
     }
     DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store(), shards);
     InventoryService service = new InventoryService(repository, context.clock());

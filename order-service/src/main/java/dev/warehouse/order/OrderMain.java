@@ -1,5 +1,7 @@
 package dev.warehouse.order;
 
+import com.google.protobuf.Descriptors.ServiceDescriptor;
+import com.google.type.Money;
 import dev.warehouse.inventory.v1.ReservationServiceProto;
 import dev.warehouse.order.audit.OrderAudit;
 import dev.warehouse.order.domain.Delay;
@@ -18,14 +20,13 @@ import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.discovery.BackendInstances;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.discovery.EventLoops;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.peer.PeerCalls;
 import dev.warehouse.runtime.server.CdsTraining;
 import dev.warehouse.runtime.server.DaemonThreads;
 import dev.warehouse.runtime.service.ServiceContext;
 import dev.warehouse.runtime.service.ServiceMain;
 import dev.warehouse.runtime.service.ServiceProcess;
-import com.google.protobuf.Descriptors.ServiceDescriptor;
-import com.google.type.Money;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
@@ -41,6 +42,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import org.slf4j.LoggerFactory;
 
 /**
  * Starts the order-service ({@code java -jar order-service.jar}), or runs the consistency audit
@@ -71,7 +73,7 @@ public final class OrderMain {
     }
     ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
     OrderSettings settings = OrderSettings.fromEnvironment(System.getenv(), config.tls());
-    java.util.logging.Logger.getLogger(OrderMain.class.getName()).info("event=order_settings " + settings.describe());
+    settings.fields().addTo(Events.info(LoggerFactory.getLogger(OrderMain.class), "order_settings")).log();
     ServiceMain.run(args, config, services(settings), (c, a, out) -> OrderAudit.run(c, a, out, settings.recoveryPeriod()));
   }
 

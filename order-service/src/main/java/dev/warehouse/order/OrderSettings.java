@@ -3,6 +3,7 @@ package dev.warehouse.order;
 import dev.warehouse.order.domain.SagaTimings;
 import dev.warehouse.runtime.config.EnvReader;
 import dev.warehouse.runtime.discovery.BackendAddress;
+import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
 import java.time.Duration;
@@ -125,12 +126,18 @@ public record OrderSettings(
     return new SagaTimings(stepGrace, hold, stepBudget);
   }
 
-  /** One part of the start-up line. */
+  /** The fields of a start-up line. */
+  public Fields fields() {
+    return new Fields().add("inventory_addresses", String.join(",", inventoryAddresses))
+        .addAll(inventoryTls.fields("inventory_"))
+        .add("inventory_resolve_s", resolvePeriod.getSeconds()).add("inventory_call_timeout_ms", callTimeout.toMillis())
+        .add("inventory_min_budget_ms", minCallBudget.toMillis()).add("inventory_circuit_open_s", circuitOpenFor.getSeconds())
+        .add("order_step_grace_s", stepGrace.getSeconds()).add("order_recovery_s", recoveryPeriod.getSeconds())
+        .add("order_hold_s", hold.getSeconds()).add("order_step_budget_ms", stepBudget.toMillis());
+  }
+
+  /** {@link #fields} as {@code key=value key=value}. */
   public String describe() {
-    return "inventory_addresses=" + String.join(",", inventoryAddresses) + " " + inventoryTls.describe("inventory_")
-        + " inventory_resolve_s=" + resolvePeriod.getSeconds() + " inventory_call_timeout_ms=" + callTimeout.toMillis()
-        + " inventory_min_budget_ms=" + minCallBudget.toMillis() + " inventory_circuit_open_s=" + circuitOpenFor.getSeconds()
-        + " order_step_grace_s=" + stepGrace.getSeconds() + " order_recovery_s=" + recoveryPeriod.getSeconds()
-        + " order_hold_s=" + hold.getSeconds() + " order_step_budget_ms=" + stepBudget.toMillis();
+    return fields().toString();
   }
 }

@@ -2,15 +2,16 @@ package dev.warehouse.simulation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * The order saga's deterministic simulation ({@link SagaWorld}), over many seeds. A failure names its
@@ -28,7 +29,7 @@ class SagaSimulationTest {
   @BeforeAll
   static void quiet() {
     // The code under test logs every deferred step and failed call: thousands a run, and nothing to read here.
-    Logger root = Logger.getLogger("");
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
     logLevel = root.getLevel();
     root.setLevel(Level.OFF);
     idle = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -40,7 +41,7 @@ class SagaSimulationTest {
 
   @AfterAll
   static void restore() {
-    Logger.getLogger("").setLevel(logLevel);
+    ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).setLevel(logLevel);
     idle.shutdownNow();
   }
 

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.audit;
 
+import dev.warehouse.runtime.log.Events;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.net.URI;
@@ -10,7 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalInt;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Publishes the outcome of one audit run to a Prometheus Pushgateway, through its plain HTTP API, so
@@ -33,7 +35,7 @@ public final class AuditPushgateway {
   /** How long one push may take, connection included: a stuck Pushgateway must not hold a finished audit. */
   static final Duration TIMEOUT = Duration.ofSeconds(10);
 
-  private static final Logger log = Logger.getLogger(AuditPushgateway.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(AuditPushgateway.class);
 
   /**
    * What one run of an audit came to.
@@ -87,19 +89,21 @@ public final class AuditPushgateway {
     try {
       HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
       if (response.statusCode() / 100 != 2) {
-        log.warning("event=audit_push_failed audit=" + outcome.audit() + " url=" + uri + " http_status="
-            + response.statusCode() + " body=" + oneLine(response.body()));
+        Events.warn(log, "audit_push_failed").addKeyValue("audit", outcome.audit()).addKeyValue("url", uri.toString())
+            .addKeyValue("http_status", response.statusCode()).addKeyValue("body", oneLine(response.body())).log();
         return false;
       }
-      log.info("event=audit_pushed audit=" + outcome.audit() + " url=" + uri + " exit_status=" + outcome.exitStatus());
+      Events.info(log, "audit_pushed").addKeyValue("audit", outcome.audit()).addKeyValue("url", uri.toString())
+          .addKeyValue("exit_status", outcome.exitStatus()).log();
       return true;
     } catch (IOException e) {
-      log.warning("event=audit_push_failed audit=" + outcome.audit() + " url=" + uri + " reason="
-          + oneLine(e.getClass().getSimpleName() + ": " + e.getMessage()));
+      Events.warn(log, "audit_push_failed").addKeyValue("audit", outcome.audit()).addKeyValue("url", uri.toString())
+          .addKeyValue("reason", oneLine(e.getClass().getSimpleName() + ": " + e.getMessage())).log();
       return false;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      log.warning("event=audit_push_failed audit=" + outcome.audit() + " url=" + uri + " reason=interrupted");
+      Events.warn(log, "audit_push_failed").addKeyValue("audit", outcome.audit()).addKeyValue("url", uri.toString())
+          .addKeyValue("reason", "interrupted").log();
       return false;
     }
   }

@@ -1,21 +1,23 @@
 package dev.warehouse.runtime.dynamo;
 
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.server.DaemonThreads;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
-import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.client.config.SdkAdvancedAsyncClientOption;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 import software.amazon.awssdk.regions.Region;
@@ -25,7 +27,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClientBuilder;
 /** Builds the one asynchronous DynamoDB client of a process. */
 public final class DynamoClients {
 
-  private static final Logger log = Logger.getLogger(DynamoClients.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(DynamoClients.class);
 
   /**
    * The SDK makes one attempt per call: {@link DynamoCalls} owns every retry, with budgets from the
@@ -111,8 +113,8 @@ public final class DynamoClients {
       try {
         chain.resolveCredentials();
       } catch (RuntimeException e) {
-        log.warning("event=aws_credentials_unresolved error=" + e.getClass().getSimpleName()
-            + " detail=\"the first DynamoDB calls will resolve them, and wait for it\"");
+        Events.warn(log, "aws_credentials_unresolved").addKeyValue("error", e.getClass().getSimpleName())
+            .addKeyValue("detail", "the first DynamoDB calls will resolve them, and wait for it").log();
       }
       return chain;
     }

@@ -1,8 +1,10 @@
 package dev.warehouse.runtime.dynamo;
 
+import dev.warehouse.runtime.log.Events;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
@@ -24,7 +26,7 @@ import software.amazon.awssdk.services.dynamodb.model.TimeToLiveSpecification;
  */
 public final class TableSetup {
 
-  private static final Logger log = Logger.getLogger(TableSetup.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(TableSetup.class);
 
   private TableSetup() {}
 
@@ -52,7 +54,7 @@ public final class TableSetup {
   private static boolean create(DynamoDbAsyncClient dynamo, String tableName) {
     try {
       dynamo.createTable(definition(tableName)).join();
-      log.info("event=table_created table=" + tableName);
+      Events.info(log, "table_created").addKeyValue("table", tableName).log();
       return true;
     } catch (CompletionException e) {
       if (e.getCause() instanceof ResourceInUseException) {
@@ -66,7 +68,8 @@ public final class TableSetup {
     dynamo.updateTimeToLive(b -> b.tableName(tableName).timeToLiveSpecification(timeToLive()))
         .exceptionally(e -> {
           // TTL only trims expired idempotency records; the table works without it.
-          log.warning("event=ttl_not_enabled table=" + tableName + " cause=" + e.getClass().getSimpleName());
+          Events.warn(log, "ttl_not_enabled").addKeyValue("table", tableName)
+              .addKeyValue("cause", e.getClass().getSimpleName()).log();
           return null;
         })
         .join();

@@ -2,6 +2,7 @@ package dev.warehouse.runtime.service;
 
 import dev.warehouse.runtime.config.ServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoStore;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.paging.PageTokenCodec;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
@@ -42,8 +43,8 @@ public record ServiceContext(
         try {
           resource.close();
         } catch (Exception e) {
-          java.util.logging.Logger.getLogger(ServiceContext.class.getName())
-              .log(java.util.logging.Level.WARNING, "event=close_failed resource=" + resource, e);
+          Events.warn(org.slf4j.LoggerFactory.getLogger(ServiceContext.class), "close_failed")
+              .addKeyValue("resource", String.valueOf(resource)).setCause(e).log();
         }
       }
     }

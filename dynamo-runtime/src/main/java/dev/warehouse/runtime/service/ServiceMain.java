@@ -2,13 +2,14 @@ package dev.warehouse.runtime.service;
 
 import dev.warehouse.runtime.audit.AuditCommand;
 import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.server.JvmSetup;
 import io.grpc.BindableService;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The body of every service's {@code main}: start, stop gracefully on SIGTERM or Ctrl-C, exit non-zero on failure. */
 public final class ServiceMain {
@@ -18,7 +19,7 @@ public final class ServiceMain {
     JvmSetup.configureNetty();
   }
 
-  private static final Logger log = Logger.getLogger(ServiceMain.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(ServiceMain.class);
 
   private ServiceMain() {}
 
@@ -39,7 +40,7 @@ public final class ServiceMain {
     try {
       process = ServiceProcess.start(config, services, List.of());
     } catch (Exception | Error e) {
-      log.log(Level.SEVERE, "event=start_failed service=" + config.serviceName(), e);
+      Events.error(log, "start_failed").addKeyValue("service", config.serviceName()).setCause(e).log();
       System.exit(1);
       return;
     }

@@ -11,6 +11,7 @@ import dev.warehouse.runtime.dynamo.DynamoMetrics;
 import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.TableSetup;
 import dev.warehouse.runtime.hotkeys.HotKeys;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.paging.PageTokenCodec;
@@ -39,8 +40,8 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
@@ -53,7 +54,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
  */
 public final class ServiceProcess implements AutoCloseable {
 
-  private static final Logger log = Logger.getLogger(ServiceProcess.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(ServiceProcess.class);
 
   private final ServiceServer server;
   private final MetricsServer metrics;
@@ -81,7 +82,7 @@ public final class ServiceProcess implements AutoCloseable {
   public static ServiceProcess start(ServiceConfig config, Function<ServiceContext, List<BindableService>> services,
       List<ExecutionInterceptor> sdkInterceptors) throws IOException {
     long started = System.nanoTime();
-    log.info("event=starting " + config.describe());
+    config.fields().addTo(Events.info(log, "starting")).log();
     // What waits for nothing else runs on a second thread while this one reads the certificates and builds the
     // server: Netty's native libraries, and the DynamoDB client (the AWS SDK's classes, its event loop, the
     // credential lookup), so a second core shortens the start. The JVM's metrics are bound there once the
@@ -102,7 +103,8 @@ public final class ServiceProcess implements AutoCloseable {
           transport.serverBuilder(ServiceConfig.listenAddress(config.grpcBindAddress(), config.grpcPort()));
       PageTokenCodec pageTokens = config.pageTokenKey()
           .map(key -> new PageTokenCodec(key, config.acceptedPageTokenKeys())).orElseGet(() -> {
-        log.warning("event=page_token_key_random detail=\"set PAGE_TOKEN_KEY so instances accept each other's page tokens\"");
+        Events.warn(log, "page_token_key_random")
+            .addKeyValue("detail", "set PAGE_TOKEN_KEY so instances accept each other's page tokens").log();
         return PageTokenCodec.withRandomKey();
       });
       DynamoDbAsyncClient dynamo = built(dynamoBuilt);
@@ -149,9 +151,9 @@ public final class ServiceProcess implements AutoCloseable {
       aside.submit(() -> MetricsRegistries.bindJvmMetrics(registry));
       Listening.log(config.serviceName(), config.grpcBindAddress(), server.port(), transport,
           metrics == null ? "none" : config.metricsBindAddress() + ":" + metrics.port());
-      log.info("event=started service=" + config.serviceName() + " grpc_port=" + server.port()
-          + " metrics_port=" + (metrics == null ? -1 : metrics.port())
-          + " startup_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+      Events.info(log, "started").addKeyValue("service", config.serviceName()).addKeyValue("grpc_port", server.port())
+          .addKeyValue("metrics_port", metrics == null ? -1 : metrics.port())
+          .addKeyValue("startup_ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).log();
       return new ServiceProcess(server, metrics, dynamo, scheduler, transport, resources);
     } catch (IOException | RuntimeException | Error e) {
       closeQuietly(dynamoBuilt);
@@ -195,7 +197,7 @@ public final class ServiceProcess implements AutoCloseable {
     try {
       hotKeys.logHotKeys();
     } catch (RuntimeException e) { // a periodic task that throws is never run again
-      log.log(Level.WARNING, "event=hot_key_check_failed", e);
+      Events.warn(log, "hot_key_check_failed").setCause(e).log();
     }
   }
 
@@ -230,6 +232,6 @@ public final class ServiceProcess implements AutoCloseable {
     resources.closeAll();
     transport.close();
     dynamo.close();
-    log.info("event=stopped");
+    Events.info(log, "stopped").log();
   }
 }

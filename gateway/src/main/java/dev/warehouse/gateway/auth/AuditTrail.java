@@ -9,6 +9,7 @@ import com.google.protobuf.DynamicMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.rpc.ErrorInfo;
+import dev.warehouse.logging.Logging;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.server.DaemonThreads;
 import io.grpc.Context;
@@ -29,31 +30,35 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Logger;
-import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.spi.LoggingEventBuilder;
 
 /**
- * The audit trail: one {@code event=audit} line per write call through the gateway (a method its
+ * The audit trail: one {@code audit} event per write call through the gateway (a method its
  * contract does not declare {@code NO_SIDE_EFFECTS}), when the call ends, whatever its end: answered,
  * failed, refused by authentication or authorization, or cancelled. It names the caller, its roles and
  * how it proved itself, the peer address, the method, the ids the request carries ({@link #ID_FIELDS},
  * at the top of the request or in the record it carries), the status and its {@code ErrorInfo} reason,
- * and the duration:
+ * and the duration, each a field of the line:
  *
  * <pre>
- * event=audit caller=alice auth=jwt roles=picker peer=10.0.0.7:51234 method=warehouse.inventory.v1.InventoryService/AdjustStock product_id=P100 request_id=pick-0001 status=OK duration_ms=4.2
+ * {"ts":"…","level":"INFO","logger":"dev.warehouse.gateway.auth.AuditTrail","thread":"audit-trail","event":"audit","msg":"audit","caller":"alice","auth":"jwt","roles":"picker","peer":"10.0.0.7:51234","method":"warehouse.inventory.v1.InventoryService/AdjustStock","product_id":"P100","request_id":"pick-0001","status":"OK","duration_ms":4.2}
  * </pre>
  *
  * It never logs a credential: it sees the request's ids and the caller {@link CallerAuthentication}
  * established, never the headers. A refused call's request was never read, so its line has no ids.
- * Values come from callers, so any that is not plain ({@code [A-Za-z0-9._:/@+-]}) is quoted and
- * escaped, and long ones are cut: no request can forge a field or a line.
+ * Values come from callers: the log's encoder escapes every one, and long ones are cut here, so no request
+ * can forge a field or a line, or make one unbounded.
+ *
+ * <p>A stream of its own, as before: its own logger ({@code dev.warehouse.gateway.auth.AuditTrail}, which a
+ * pipeline routes apart by the {@code logger} field, and which {@code LOG_LEVEL} never turns below INFO), its own
+ * writer thread, its own drain at shutdown; its lines carry only its own fields, not those of the call being
+ * served ({@code CallFields}).
  *
  * <p>It runs outermost, so that it sees refusals; {@link CallerAuthentication}, which runs inside it,
  * tells it the caller through {@link #identify}.
@@ -65,9 +70,9 @@ public final class AuditTrail implements ServerInterceptor {
 
   static final int MAX_VALUE_LENGTH = 128;
 
-  private static final Logger log = Logger.getLogger(AuditTrail.class.getName());
+  /** At INFO whatever LOG_LEVEL says: a write's record is not a diagnostic to turn down. */
+  private static final Logger log = Logging.alwaysWritten(AuditTrail.class);
   private static final Context.Key<Entry> ENTRY = Context.key("warehouse.audit-entry");
-  private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9._:/@+-]+");
 
   /**
    * Writes the lines off the event loop: reading the ids from the request's bytes and a log handler's
@@ -88,9 +93,9 @@ public final class AuditTrail implements ServerInterceptor {
   }
 
   /**
-   * Writes out every line queued so far, waiting up to {@code timeout}, and flushes the log's handlers: the
-   * gateway's stop calls it once its calls have ended, since the writer's thread would die with the JVM and
-   * take the lines still queued with it. Returns whether everything was written in time.
+   * Writes out every line queued so far, waiting up to {@code timeout}: the gateway's stop calls it once its
+   * calls have ended, since the writer's thread would die with the JVM and take the lines still queued with it.
+   * A line written is out: the console appender flushes each one. Returns whether everything was written in time.
    */
   public static boolean drain(Duration timeout) throws InterruptedException {
     try {
@@ -98,12 +103,6 @@ public final class AuditTrail implements ServerInterceptor {
       return true;
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
       return false;
-    } finally {
-      for (Logger logger = log; logger != null; logger = logger.getParent()) {
-        for (java.util.logging.Handler handler : logger.getHandlers()) {
-          handler.flush();
-        }
-      }
     }
   }
 
@@ -202,7 +201,9 @@ public final class AuditTrail implements ServerInterceptor {
     }
 
     private void write(Status status, Metadata trailers, double durationMs) {
-      StringBuilder line = new StringBuilder("event=audit");
+      // Not Events.info: this line's caller and ids are the entry's, and it adds no call's fields of its own
+      // (the call's thread writes it when the queue is full).
+      LoggingEventBuilder line = log.atInfo().setMessage("audit").addKeyValue("event", "audit");
       Caller who = caller;
       field(line, "caller", who == null ? "-" : who.identity());
       field(line, "auth", who == null ? "-" : who.via());
@@ -220,8 +221,7 @@ public final class AuditTrail implements ServerInterceptor {
           field(line, "scope", error.getMetadataOrThrow("scope")); // the scope that refused the call
         }
       }
-      line.append(" duration_ms=").append(String.format(Locale.ROOT, "%.1f", durationMs));
-      log.info(line.toString());
+      line.addKeyValue("duration_ms", Math.round(durationMs * 10) / 10.0).log();
     }
 
     private Map<String, String> ids(Object message) {
@@ -291,26 +291,8 @@ public final class AuditTrail implements ServerInterceptor {
     }
   }
 
-  /** Appends {@code name=value}: the value as it is when plain, else quoted with escapes; a long one cut, quoted, with "...". */
-  static void field(StringBuilder line, String name, String value) {
-    line.append(' ').append(name).append('=');
-    boolean cut = value.length() > MAX_VALUE_LENGTH;
-    String shown = cut ? value.substring(0, MAX_VALUE_LENGTH) + "..." : value;
-    if (!cut && PLAIN.matcher(shown).matches()) {
-      line.append(shown);
-      return;
-    }
-    line.append('"');
-    for (int i = 0; i < shown.length(); i++) {
-      char c = shown.charAt(i);
-      if (c == '"' || c == '\\') {
-        line.append('\\').append(c);
-      } else if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || Character.isSurrogate(c) || c == '\u2028' || c == '\u2029') {
-        line.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-      } else {
-        line.append(c);
-      }
-    }
-    line.append('"');
+  /** Adds {@code name}, its value cut at {@link #MAX_VALUE_LENGTH} characters (and "..." then): values come from callers. */
+  static void field(LoggingEventBuilder line, String name, String value) {
+    line.addKeyValue(name, value.length() > MAX_VALUE_LENGTH ? value.substring(0, MAX_VALUE_LENGTH) + "..." : value);
   }
 }

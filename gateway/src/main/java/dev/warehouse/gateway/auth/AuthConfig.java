@@ -2,6 +2,7 @@ package dev.warehouse.gateway.auth;
 
 import com.nimbusds.jose.JWSAlgorithm;
 import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.log.Fields;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -173,24 +174,29 @@ public record AuthConfig(
     return algorithms;
   }
 
-  /** For the start-up line: the settings, never a key. A JWKS URL is shown without its query or user info. */
-  public String describe() {
+  /** Fields of the start-up line: the settings, never a key. A JWKS URL is shown without its query or user info. */
+  public Fields fields() {
     if (mode == AuthMode.NONE) {
-      return "auth_mode=none";
+      return new Fields().add("auth_mode", "none");
     }
     String jwks = jwksFile.map(file -> "file:" + file)
         .orElseGet(() -> jwksUrl.map(url -> url.getScheme() + "://" + url.getHost()
             + (url.getPort() < 0 ? "" : ":" + url.getPort()) + (url.getPath() == null ? "" : url.getPath())).orElse("-"));
-    return "auth_mode=" + mode.settingValue()
-        + " auth_policy_file=" + policyFile.map(Path::toString).orElse("-")
-        + " auth_jwks=" + jwks
-        + " auth_jwt_issuer=" + issuer
-        + " auth_jwt_audience=" + audience
-        + " auth_jwt_algorithms=" + String.join(",", algorithms.stream().map(JWSAlgorithm::getName).sorted().toList())
-        + " auth_roles_claim=" + rolesClaim
-        + " auth_scope_claim=" + scopeClaim
-        + " auth_clock_skew_s=" + clockSkew.getSeconds()
-        + " auth_jwks_refresh_s=" + jwksRefresh.getSeconds()
-        + " auth_jwt_type=" + requiredType.orElse("any");
+    return new Fields().add("auth_mode", mode.settingValue())
+        .add("auth_policy_file", policyFile.map(Path::toString).orElse("-"))
+        .add("auth_jwks", jwks)
+        .add("auth_jwt_issuer", issuer)
+        .add("auth_jwt_audience", audience)
+        .add("auth_jwt_algorithms", String.join(",", algorithms.stream().map(JWSAlgorithm::getName).sorted().toList()))
+        .add("auth_roles_claim", rolesClaim)
+        .add("auth_scope_claim", scopeClaim)
+        .add("auth_clock_skew_s", clockSkew.getSeconds())
+        .add("auth_jwks_refresh_s", jwksRefresh.getSeconds())
+        .add("auth_jwt_type", requiredType.orElse("any"));
+  }
+
+  /** {@link #fields} as {@code key=value key=value}. */
+  public String describe() {
+    return fields().toString();
   }
 }

@@ -2,6 +2,7 @@ package dev.warehouse.gateway.auth;
 
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
+import dev.warehouse.runtime.log.CallFields;
 import dev.warehouse.runtime.tls.PeerIdentity;
 import io.grpc.Context;
 import io.grpc.Contexts;
@@ -63,6 +64,7 @@ public final class CallerAuthentication implements ServerInterceptor {
       return GrpcErrors.refuse(call, e);
     }
     AuditTrail.identify(caller);
+    CallFields.caller(caller.identity());
     return Contexts.interceptCall(Context.current().withValue(Caller.CONTEXT_KEY, caller), call, headers, next);
   }
 

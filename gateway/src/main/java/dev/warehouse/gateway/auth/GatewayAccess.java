@@ -1,6 +1,10 @@
 package dev.warehouse.gateway.auth;
 
+import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors;
+import dev.warehouse.runtime.log.Events;
+import dev.warehouse.runtime.routing.Route;
+import dev.warehouse.runtime.routing.RouteTable;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServiceDescriptor;
@@ -8,13 +12,11 @@ import java.io.IOException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collection;
-import com.google.protobuf.Descriptors.Descriptor;
-import dev.warehouse.runtime.routing.Route;
-import dev.warehouse.runtime.routing.RouteTable;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Who may call what at the gateway, wired once from {@link AuthConfig}: the audit trail, then
@@ -23,7 +25,7 @@ import java.util.logging.Logger;
  */
 public final class GatewayAccess implements AutoCloseable {
 
-  private static final Logger log = Logger.getLogger(GatewayAccess.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(GatewayAccess.class);
 
   private final List<ServerInterceptor> inOrder;
   private final JwksSource jwks;
@@ -45,8 +47,9 @@ public final class GatewayAccess implements AutoCloseable {
       Collection<Descriptors.ServiceDescriptor> audited) throws IOException {
     List<ServerInterceptor> interceptors = new ArrayList<>();
     if (config.mode() == AuthMode.NONE) {
-      log.warning("event=auth_disabled auth_mode=none detail=\"every caller may call every method through the gateway;"
-          + " set AUTH_MODE=jwt with AUTH_POLICY_FILE and a JWKS to authenticate callers\"");
+      Events.warn(log, "auth_disabled").addKeyValue("auth_mode", "none")
+          .addKeyValue("detail", "every caller may call every method through the gateway;"
+              + " set AUTH_MODE=jwt with AUTH_POLICY_FILE and a JWKS to authenticate callers").log();
       // Nobody to authenticate or authorize: only the audit trail, which names every caller anonymous.
       interceptors.add(AuditTrail.of(audited, Caller.ANONYMOUS));
       return new GatewayAccess(interceptors, null);
@@ -70,8 +73,9 @@ public final class GatewayAccess implements AutoCloseable {
     }
     interceptors.add(new MethodAuthorization(policy, config.scopeClaim(), policy.requireScopable(routes, inputTypes),
         inputTypes));
-    log.info("event=auth_enabled auth_mode=" + config.mode().settingValue() + " roles="
-        + String.join(",", policy.roles()) + " jwks_key_ids=" + String.join(",", jwks.keyIds()));
+    Events.info(log, "auth_enabled").addKeyValue("auth_mode", config.mode().settingValue())
+        .addKeyValue("roles", String.join(",", policy.roles())).addKeyValue("jwks_key_ids", String.join(",", jwks.keyIds()))
+        .log();
     return new GatewayAccess(interceptors, jwks);
   }
 
@@ -91,8 +95,8 @@ public final class GatewayAccess implements AutoCloseable {
   public void close() {
     try {
       if (!AuditTrail.drain(AUDIT_DRAIN)) {
-        log.warning("event=audit_drain_incomplete detail=\"audit lines were still queued after "
-            + AUDIT_DRAIN.toSeconds() + " s\"");
+        Events.warn(log, "audit_drain_incomplete")
+            .addKeyValue("detail", "audit lines were still queued after " + AUDIT_DRAIN.toSeconds() + " s").log();
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -5,6 +5,7 @@ import com.nimbusds.jose.jwk.JWKSelector;
 import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.proc.SecurityContext;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.server.DaemonThreads;
 import java.io.IOException;
 import java.net.URI;
@@ -17,7 +18,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The public keys tokens are checked against: a JWKS read from a file or a URL at start, and read again
@@ -34,7 +36,7 @@ public final class JwksSource implements JWKSource<SecurityContext>, AutoCloseab
   static final int READ_TIMEOUT_MS = 2_000;
   static final int SIZE_LIMIT_BYTES = 256 * 1024;
 
-  private static final Logger log = Logger.getLogger(JwksSource.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(JwksSource.class);
 
   /** Where the set comes from. */
   interface Origin {
@@ -105,8 +107,8 @@ public final class JwksSource implements JWKSource<SecurityContext>, AutoCloseab
   private void refreshAndLog() {
     String problem = refresh();
     if (problem != null) {
-      log.warning("event=jwks_refresh_failed source=" + origin.describe() + " error=\"" + problem
-          + "\" kept_key_ids=" + String.join(",", keyIds()));
+      Events.warn(log, "jwks_refresh_failed").addKeyValue("source", origin.describe()).addKeyValue("error", problem)
+          .addKeyValue("kept_key_ids", String.join(",", keyIds())).log();
     }
   }
 
@@ -119,7 +121,7 @@ public final class JwksSource implements JWKSource<SecurityContext>, AutoCloseab
     try {
       read = origin.read().toPublicJWKSet();
     } catch (IOException | ParseException | RuntimeException e) {
-      return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage().replace('"', '\''));
+      return e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
     }
     if (read.getKeys().isEmpty()) {
       return "no public key in it";
@@ -128,7 +130,8 @@ public final class JwksSource implements JWKSource<SecurityContext>, AutoCloseab
     // Replaced only when the keys changed: the set in use is what verified tokens are remembered against.
     if (previous == null || !previous.getKeys().equals(read.getKeys())) {
       keys.set(read);
-      log.info("event=jwks_loaded source=" + origin.describe() + " key_ids=" + String.join(",", keyIds()));
+      Events.info(log, "jwks_loaded").addKeyValue("source", origin.describe())
+          .addKeyValue("key_ids", String.join(",", keyIds())).log();
     }
     return null;
   }

@@ -3,6 +3,10 @@ package dev.warehouse.gateway.auth;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
 import dev.warehouse.gateway.GatewayConfig;
 import dev.warehouse.gateway.GatewayProcess;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
@@ -15,19 +19,19 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 /**
  * The audit lines are written off the call's thread, so at a stop some may still be queued: {@link AuditTrail#drain}
  * writes them out (the gateway's stop calls it once its calls have ended; LocalStackIT shows it under SIGTERM).
- * Here the log's handler holds the writer, so the lines stay queued until the test lets it go.
+ * Here a slow appender on the audit trail's logger holds the writer, so the lines stay queued until the test lets it go.
  */
 @Tag("integration")
 class AuditDrainTest {
@@ -35,26 +39,25 @@ class AuditDrainTest {
   @Test
   void drain_waitsUntilTheQueuedLinesAreWritten_andSaysWhenTheyAreNot() throws Exception {
     CountDownLatch release = new CountDownLatch(1);
-    List<String> written = Collections.synchronizedList(new ArrayList<>());
-    Handler slowLog = new Handler() {
+    List<Map<String, Object>> written = Collections.synchronizedList(new ArrayList<>());
+    AppenderBase<ILoggingEvent> slowLog = new AppenderBase<>() {
       @Override
-      public void publish(LogRecord record) {
+      protected void append(ILoggingEvent event) {
         try {
           release.await();
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
-        written.add(record.getMessage());
+        Map<String, Object> fields = new HashMap<>();
+        event.getKeyValuePairs().forEach(pair -> fields.putIfAbsent(pair.key, pair.value));
+        written.add(fields);
       }
-
-      @Override
-      public void flush() {}
-
-      @Override
-      public void close() {}
     };
-    Logger logger = Logger.getLogger(AuditTrail.class.getName());
-    logger.addHandler(slowLog);
+    LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+    Logger logger = context.getLogger(AuditTrail.class);
+    slowLog.setContext(context);
+    slowLog.start();
+    logger.addAppender(slowLog);
     int nobody;
     try (ServerSocket unused = new ServerSocket(0)) {
       nobody = unused.getLocalPort(); // closed below: nothing listens there
@@ -78,11 +81,12 @@ class AuditDrainTest {
       assertThat(AuditTrail.drain(Duration.ofMillis(50))).as("the writer is held: the lines are still queued").isFalse();
       release.countDown();
       assertThat(AuditTrail.drain(Duration.ofSeconds(10))).isTrue();
-      assertThat(written.stream().filter(line -> line.startsWith("event=audit"))).hasSize(5)
-          .allMatch(line -> line.contains("method=warehouse.inventory.v1.InventoryService/PutProductInventory"));
+      assertThat(written.stream().filter(line -> "audit".equals(line.get("event")))).hasSize(5)
+          .allMatch(line -> "warehouse.inventory.v1.InventoryService/PutProductInventory".equals(line.get("method")));
     } finally {
       release.countDown();
-      logger.removeHandler(slowLog);
+      logger.detachAppender(slowLog);
+      slowLog.stop();
     }
   }
 }

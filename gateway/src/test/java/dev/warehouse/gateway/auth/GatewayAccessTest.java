@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
-import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,9 +35,9 @@ class GatewayAccessTest {
   @Test
   void authenticationOff_isAWarningAtStart() throws IOException {
     try (LogRecords log = new LogRecords(GatewayAccess.class); GatewayAccess ignored = start(AuthConfig.NONE)) {
-      assertThat(log.records()).anySatisfy(record -> {
-        assertThat(record.getLevel()).isEqualTo(Level.WARNING);
-        assertThat(record.getMessage()).startsWith("event=auth_disabled auth_mode=none");
+      assertThat(log.events()).anySatisfy(event -> {
+        assertThat(event.level()).isEqualTo("WARN");
+        assertThat(event.fields()).containsEntry("event", "auth_disabled").containsEntry("auth_mode", "none");
       });
     }
   }

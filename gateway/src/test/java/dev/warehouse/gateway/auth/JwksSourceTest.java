@@ -38,9 +38,14 @@ class JwksSourceTest {
         .untilAsserted(() -> assertThat(keyIds.get()).containsExactly(expected));
   }
 
-  private static void awaitLogged(LogRecords log, String... parts) {
+  /** Waits for a {@code jwks_refresh_failed} event whose error says {@code error}, and that kept {@code keptKeyIds}. */
+  private static void awaitRefreshFailed(LogRecords log, String error, String keptKeyIds) {
     Awaitility.await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
-        .untilAsserted(() -> assertThat(log.lines()).anySatisfy(line -> assertThat(line).contains(parts)));
+        .untilAsserted(() -> assertThat(log.events()).anySatisfy(event -> {
+          assertThat(event.event()).isEqualTo("jwks_refresh_failed");
+          assertThat(event.field("error")).asString().contains(error);
+          assertThat(event.field("kept_key_ids")).isEqualTo(keptKeyIds);
+        }));
   }
 
   @Test
@@ -54,10 +59,10 @@ class JwksSourceTest {
 
       // A bad read logs its failure: the keys are checked once the timer's refresh has failed, not after a guess.
       Files.writeString(file, "{not json");
-      awaitLogged(log, "event=jwks_refresh_failed", "ParseException", "kept_key_ids=k2,k3");
+      awaitRefreshFailed(log, "ParseException", "k2,k3");
       assertThat(source.keyIds()).containsExactly("k2", "k3");
       Files.writeString(file, "{\"keys\":[]}");
-      awaitLogged(log, "event=jwks_refresh_failed", "no public key in it", "kept_key_ids=k2,k3");
+      awaitRefreshFailed(log, "no public key in it", "k2,k3");
       assertThat(source.keyIds()).containsExactly("k2", "k3");
     }
   }

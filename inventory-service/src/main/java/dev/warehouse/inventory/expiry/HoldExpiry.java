@@ -4,6 +4,7 @@ import dev.warehouse.inventory.domain.PageQuery;
 import dev.warehouse.inventory.domain.Reservation;
 import dev.warehouse.inventory.domain.Reservations;
 import dev.warehouse.runtime.error.Failures;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.paging.Page;
 import io.grpc.Context;
 import io.micrometer.core.instrument.Counter;
@@ -19,8 +20,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The expiry loop: every sweep period, lists the holds past their expiry (A9) and releases each one
@@ -37,7 +38,7 @@ import java.util.logging.Logger;
  */
 public final class HoldExpiry implements AutoCloseable {
 
-  private static final Logger log = Logger.getLogger(HoldExpiry.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(HoldExpiry.class);
   /** Holds listed per page; their releases run at once. */
   static final int PAGE_SIZE = 100;
 
@@ -78,7 +79,7 @@ public final class HoldExpiry implements AutoCloseable {
       try {
         sweep();
       } catch (RuntimeException e) { // a periodic task that throws is never run again
-        log.log(Level.WARNING, "event=hold_sweep_failed", e);
+        Events.warn(log, "hold_sweep_failed").setCause(e).log();
       }
     }, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
     return this;
@@ -110,12 +111,12 @@ public final class HoldExpiry implements AutoCloseable {
       context.cancel(null);
       running.set(false);
       if (failure != null) {
-        log.log(Level.WARNING, "event=hold_sweep_failed", failure);
+        Events.warn(log, "hold_sweep_failed").setCause(failure).log();
         return;
       }
       lastSuccessMillis.set(clock.millis());
       if (released > 0) {
-        log.info("event=holds_expired released=" + released);
+        Events.info(log, "holds_expired").addKeyValue("released", released).log();
       }
     });
   }
@@ -153,8 +154,8 @@ public final class HoldExpiry implements AutoCloseable {
       if (failure == null) {
         return ok;
       }
-      log.warning("event=hold_release_deferred order_id=" + hold.orderId() + " detail=\""
-          + Failures.cause(failure).getMessage() + "\"");
+      Events.warn(log, "hold_release_deferred").addKeyValue("order_id", hold.orderId())
+          .addKeyValue("detail", Failures.cause(failure).getMessage()).log();
       return false;
     });
   }

@@ -19,6 +19,7 @@ import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.runtime.error.Violations;
 import dev.warehouse.runtime.grpc.UnaryCalls;
+import dev.warehouse.runtime.log.CallFields;
 import dev.warehouse.runtime.paging.PageSize;
 import dev.warehouse.runtime.routing.RouteTable;
 import io.grpc.stub.StreamObserver;
@@ -147,6 +148,7 @@ public final class InventoryGrpcEndpoint extends InventoryServiceGrpc.InventoryS
         v.add("delta", "must be between -" + MAX_DELTA + " and " + MAX_DELTA);
       }
       v.throwIfAny();
+      CallFields.requestId(requestId);
       return service.adjustStock(new StockAdjustment(productId, warehouseId, request.getDelta(), requestId));
     }, InventoryProtos::toProto);
   }

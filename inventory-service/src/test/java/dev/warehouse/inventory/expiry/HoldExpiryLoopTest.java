@@ -138,7 +138,8 @@ class HoldExpiryLoopTest {
 
     try (LogRecords log = new LogRecords(HoldExpiry.class)) {
       assertThat(expiry.sweep()).isCompletedWithValue(149);
-      assertThat(log.lines()).anySatisfy(line -> assertThat(line).contains("order_id=O-050"));
+      assertThat(log.events()).anySatisfy(event -> assertThat(event.fields())
+          .containsEntry("event", "hold_release_deferred").containsEntry("order_id", "O-050"));
     }
 
     assertThat(held()).containsExactly("O-050");

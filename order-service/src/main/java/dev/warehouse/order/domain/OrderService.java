@@ -1,12 +1,13 @@
 package dev.warehouse.order.domain;
 
-import dev.warehouse.runtime.scope.CallerScope;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.NotFoundException;
 import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.paging.Page;
+import dev.warehouse.runtime.scope.CallerScope;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
@@ -19,7 +20,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The order use cases, in plain Java. Inputs arrive validated.
@@ -42,7 +44,7 @@ public final class OrderService {
   /** Read-modify-write rounds of a status change without expected_version, before giving up with ABORTED. */
   public static final int STATUS_CHANGE_ROUNDS = 3;
 
-  private static final Logger log = Logger.getLogger(OrderService.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(OrderService.class);
 
   private final OrderRepository repository;
   private final StockReservations stock;
@@ -170,8 +172,8 @@ public final class OrderService {
       Throwable cause = Failures.cause(failure);
       if (isReason(cause, StockReservations.CONFIRMED) || isReason(cause, StockReservations.COMMITTED)) {
         overruled.increment();
-        log.info("event=rejection_overruled order_id=" + pending.orderId() + " reason=" + why.reason()
-            + " reservation=" + ((ServiceException) cause).reason());
+        Events.info(log, "rejection_overruled").addKeyValue("order_id", pending.orderId())
+            .addKeyValue("reason", why.reason()).addKeyValue("reservation", ((ServiceException) cause).reason()).log();
         return finish(pending, pending.movedTo(OrderStatus.PLACED, clock.instant(), Optional.empty()));
       }
       return CompletableFuture.<Order>failedFuture(cause); // unknown: the order stays PENDING
@@ -323,8 +325,10 @@ public final class OrderService {
     CompletableFuture<Order> answer = new CompletableFuture<>();
     releaseOrCommit(order).whenComplete((done, failure) -> {
       if (failure != null) {
-        log.warning("event=stock_step_deferred order_id=" + order.orderId() + " step=" + order.pending().get().step()
-            + " detail=\"" + Failures.cause(failure).getMessage() + "\" recovery_after=" + order.pending().get().due());
+        Events.warn(log, "stock_step_deferred").addKeyValue("order_id", order.orderId())
+            .addKeyValue("step", order.pending().get().step().name())
+            .addKeyValue("detail", Failures.cause(failure).getMessage())
+            .addKeyValue("recovery_after", order.pending().get().due().toString()).log();
         answer.complete(order);
       } else {
         answer.complete(done);
@@ -332,8 +336,10 @@ public final class OrderService {
     });
     delay.after(timings.stepBudget()).thenRun(() -> {
       if (answer.complete(order)) {
-        log.info("event=stock_step_deferred order_id=" + order.orderId() + " step=" + order.pending().get().step()
-            + " detail=\"not made within the step budget\" recovery_after=" + order.pending().get().due());
+        Events.info(log, "stock_step_deferred").addKeyValue("order_id", order.orderId())
+            .addKeyValue("step", order.pending().get().step().name())
+            .addKeyValue("detail", "not made within the step budget")
+            .addKeyValue("recovery_after", order.pending().get().due().toString()).log();
       }
     });
     return answer;
@@ -350,8 +356,8 @@ public final class OrderService {
       if (cause != null && isReason(cause, refusedFor)) {
         String kind = release ? RELEASE_OF_COMMITTED : COMMIT_OF_RELEASED;
         integrityViolations(kind).increment();
-        log.severe("event=stock_integrity_violation kind=" + kind + " order_id=" + order.orderId()
-            + " status=" + order.status());
+        Events.error(log, "stock_integrity_violation").addKeyValue("kind", kind).addKeyValue("order_id", order.orderId())
+            .addKeyValue("status", order.status().name()).log();
       }
     }).thenCompose(state -> repository.stepDone(order)).thenApply(done -> order.stepDone());
   }

@@ -1,6 +1,5 @@
 package dev.warehouse.order.grpc;
 
-import dev.warehouse.runtime.scope.CallerScope;
 import dev.warehouse.order.domain.DateFilter;
 import dev.warehouse.order.domain.Money;
 import dev.warehouse.order.domain.OrderLine;
@@ -19,7 +18,9 @@ import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import dev.warehouse.runtime.error.Violations;
 import dev.warehouse.runtime.grpc.UnaryCalls;
+import dev.warehouse.runtime.log.CallFields;
 import dev.warehouse.runtime.paging.PageSize;
+import dev.warehouse.runtime.scope.CallerScope;
 import io.grpc.stub.StreamObserver;
 import java.time.LocalDate;
 import java.util.List;
@@ -49,6 +50,7 @@ public final class OrderGrpcEndpoint extends OrderServiceGrpc.OrderServiceImplBa
       Money total = OrderRequests.total(v, lines, request.hasTotal(), request.getTotal());
       String requestId = v.id("request_id", request.getRequestId());
       v.throwIfAny();
+      CallFields.requestId(requestId);
       return service.placeOrder(new PlaceOrderCommand(customerId, orderId, orderDate, lines, total, requestId));
     }, OrderProtos::toProto);
   }

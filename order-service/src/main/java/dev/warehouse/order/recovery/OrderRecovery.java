@@ -3,6 +3,7 @@ package dev.warehouse.order.recovery;
 import dev.warehouse.order.domain.Order;
 import dev.warehouse.order.domain.OrderService;
 import dev.warehouse.runtime.error.Failures;
+import dev.warehouse.runtime.log.Events;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -17,8 +18,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The order-service's recovery loop: every period it lists the orders whose stock step is overdue (A10,
@@ -40,7 +41,7 @@ public final class OrderRecovery implements AutoCloseable {
   /** The most orders one page asks for. */
   static final int PAGE_SIZE = 100;
 
-  private static final Logger log = Logger.getLogger(OrderRecovery.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(OrderRecovery.class);
 
   private final OrderService service;
   private final Clock clock;
@@ -77,7 +78,7 @@ public final class OrderRecovery implements AutoCloseable {
     try {
       round();
     } catch (RuntimeException e) { // a periodic task that throws is never run again
-      log.log(Level.WARNING, "event=order_recovery_failed", e);
+      Events.warn(log, "order_recovery_failed").setCause(e).log();
     }
   }
 
@@ -99,7 +100,8 @@ public final class OrderRecovery implements AutoCloseable {
             overdue.set(listed.get());
             lastSuccessMillis.set(clock.millis());
           } else {
-            log.log(Level.WARNING, "event=order_recovery_round_failed detail=\"" + Failures.cause(failure).getMessage() + "\"");
+            Events.warn(log, "order_recovery_round_failed").addKeyValue("detail", Failures.cause(failure).getMessage())
+                .log();
           }
           return (int) finished.get();
         });
@@ -130,11 +132,11 @@ public final class OrderRecovery implements AutoCloseable {
           .tags("step", step, "outcome", outcome).register(meters).increment();
       if (failure == null) {
         finished.incrementAndGet();
-        log.info("event=order_recovered order_id=" + listed.orderId() + " step=" + step
-            + " status=" + (order == null ? "gone" : order.status()));
+        Events.info(log, "order_recovered").addKeyValue("order_id", listed.orderId()).addKeyValue("step", step)
+            .addKeyValue("status", order == null ? "gone" : order.status().name()).log();
       } else {
-        log.warning("event=order_recovery_deferred order_id=" + listed.orderId() + " step=" + step
-            + " detail=\"" + Failures.cause(failure).getMessage() + "\"");
+        Events.warn(log, "order_recovery_deferred").addKeyValue("order_id", listed.orderId()).addKeyValue("step", step)
+            .addKeyValue("detail", Failures.cause(failure).getMessage()).log();
       }
       return null;
     });

@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.admission;
 
 import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.log.Fields;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -94,10 +95,15 @@ public record AdmissionConfig(Optional<Integer> fixedLimit, int minLimit, int ma
     return new AdmissionConfig(fixed, min, max, retryAfter, maxStreams);
   }
 
-  /** For the start-up log line. */
+  /** Fields of the start-up log line. */
+  public Fields fields() {
+    return new Fields().add("admission_limit", fixedLimit.map(String::valueOf).orElse("adaptive"))
+        .add("admission_min_limit", minLimit).add("admission_max_limit", maxLimit)
+        .add("admission_retry_after_ms", retryAfter.toMillis()).add("grpc_max_concurrent_streams", maxStreams);
+  }
+
+  /** {@link #fields} as {@code key=value key=value}. */
   public String describe() {
-    return "admission_limit=" + fixedLimit.map(String::valueOf).orElse("adaptive") + " admission_min_limit=" + minLimit
-        + " admission_max_limit=" + maxLimit + " admission_retry_after_ms=" + retryAfter.toMillis()
-        + " grpc_max_concurrent_streams=" + maxStreams;
+    return fields().toString();
   }
 }

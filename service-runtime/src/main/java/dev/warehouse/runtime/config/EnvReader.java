@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.config;
 
+import dev.warehouse.logging.LogSettings;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -247,6 +248,18 @@ public final class EnvReader {
       problems.add(name + " must be comma-separated base64 of 16- or 32-byte keys; entry " + index + " is not");
     }
     return List.copyOf(keys);
+  }
+
+  /**
+   * {@value LogSettings#FORMAT} and {@value LogSettings#LEVEL}. Logback applied them already, at the first log
+   * line ({@code LogConfigurator}, which reads them before any configuration is); read again here so that a bad
+   * value stops the start, as any other, and both are among {@link #names}.
+   */
+  public LogSettings logSettings() {
+    String format = choice(LogSettings.FORMAT, LogSettings.DEFAULT.format().settingValue(), LogSettings.FORMATS);
+    String level = choice(LogSettings.LEVEL, LogSettings.DEFAULT.level().toString().toLowerCase(Locale.ROOT),
+        LogSettings.LEVELS);
+    return LogSettings.lenient(Map.of(LogSettings.FORMAT, format, LogSettings.LEVEL, level));
   }
 
   private long number(String name, long fallback) {

@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.config;
 
 import dev.warehouse.runtime.admission.AdmissionConfig;
+import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.tls.TlsConfig;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -156,33 +157,39 @@ public record ServiceConfig(
         reader.uri("AUDIT_PUSHGATEWAY_URL"),
         AdmissionConfig.read(reader, AdmissionConfig.SERVICE_MAX_STREAMS),
         reader.optionalPort("HEALTH_PORT"));
+    reader.logSettings();
     if (config.pageTokenKey.isEmpty() && !config.acceptedPageTokenKeys.isEmpty()) {
       reader.problem("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY: a random key would seal tokens no other instance opens");
     }
     return config;
   }
 
-  /** One line for the start-up log: every setting, no secrets. */
+  /** The fields of the start-up log line: every setting, no secrets. */
+  public Fields fields() {
+    return new Fields().add("service", serviceName)
+        .add("grpc_port", grpcPort)
+        .add("metrics_port", metricsPort)
+        .add("health_port", healthPort.map(String::valueOf).orElse("none"))
+        .add("dynamodb_endpoint", dynamoEndpoint.map(URI::toString).orElse("aws"))
+        .add("region", region)
+        .add("table", tableName)
+        .add("table_auto_create", createTable)
+        .add("page_token_key", pageTokenKey.isPresent() ? "configured" : "random-per-process")
+        .add("page_token_accepted_keys", acceptedPageTokenKeys.size())
+        .add("dynamodb_call_timeout_ms", dynamoCallTimeout.toMillis())
+        .add("dynamodb_io_threads", dynamoIoThreads)
+        .add("shutdown_drain_ms", shutdownDrain.toMillis())
+        .add("shutdown_grace_s", shutdownGrace.getSeconds())
+        .add("hot_key_log_share", hotKeyLogShare)
+        .add("grpc_bind_address", grpcBindAddress)
+        .add("metrics_bind_address", metricsBindAddress)
+        .addAll(tls.fields())
+        .add("audit_pushgateway", auditPushgateway.map(URI::toString).orElse("none"))
+        .addAll(admission.fields());
+  }
+
+  /** {@link #fields} as one line, {@code key=value key=value}. */
   public String describe() {
-    return "service=" + serviceName
-        + " grpc_port=" + grpcPort
-        + " metrics_port=" + metricsPort
-        + " health_port=" + healthPort.map(String::valueOf).orElse("none")
-        + " dynamodb_endpoint=" + dynamoEndpoint.map(URI::toString).orElse("aws")
-        + " region=" + region
-        + " table=" + tableName
-        + " table_auto_create=" + createTable
-        + " page_token_key=" + (pageTokenKey.isPresent() ? "configured" : "random-per-process")
-        + " page_token_accepted_keys=" + acceptedPageTokenKeys.size()
-        + " dynamodb_call_timeout_ms=" + dynamoCallTimeout.toMillis()
-        + " dynamodb_io_threads=" + dynamoIoThreads
-        + " shutdown_drain_ms=" + shutdownDrain.toMillis()
-        + " shutdown_grace_s=" + shutdownGrace.getSeconds()
-        + " hot_key_log_share=" + hotKeyLogShare
-        + " grpc_bind_address=" + grpcBindAddress
-        + " metrics_bind_address=" + metricsBindAddress
-        + " " + tls.describe()
-        + " audit_pushgateway=" + auditPushgateway.map(URI::toString).orElse("none")
-        + " " + admission.describe();
+    return fields().toString();
   }
 }

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.discovery;
 
+import dev.warehouse.runtime.log.Events;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -19,8 +20,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The current instances of one backend service: the one list that its balanced channels
@@ -41,7 +42,7 @@ public final class BackendInstances implements AutoCloseable {
    */
   public static final Duration MIN_REFRESH_SPACING = Duration.ofSeconds(1);
 
-  private static final Logger log = Logger.getLogger(BackendInstances.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(BackendInstances.class);
 
   private static final Comparator<InetSocketAddress> ORDER =
       Comparator.comparing((InetSocketAddress a) -> a.getAddress().getHostAddress())
@@ -156,9 +157,10 @@ public final class BackendInstances implements AutoCloseable {
     if (!failures.equals(lastFailures)) {
       // Logged when it starts, changes or ends, not at every period it lasts.
       if (!failures.isEmpty()) {
-        log.warning("event=backend_lookup_failed service=" + service + " addresses=" + String.join(";", failures));
+        Events.warn(log, "backend_lookup_failed").addKeyValue("service", service)
+            .addKeyValue("addresses", String.join(";", failures)).log();
       } else {
-        log.info("event=backend_lookup_recovered service=" + service);
+        Events.info(log, "backend_lookup_recovered").addKeyValue("service", service).log();
       }
       lastFailures = failures;
     }
@@ -169,14 +171,15 @@ public final class BackendInstances implements AutoCloseable {
       }
       List<InetSocketAddress> before = current;
       current = instances;
-      log.info("event=backend_instances_changed service=" + service + " instances=" + describe(instances)
-          + " added=" + describe(instances.stream().filter(a -> !before.contains(a)).toList())
-          + " removed=" + describe(before.stream().filter(a -> !instances.contains(a)).toList()));
+      Events.info(log, "backend_instances_changed").addKeyValue("service", service)
+          .addKeyValue("instances", describe(instances))
+          .addKeyValue("added", describe(instances.stream().filter(a -> !before.contains(a)).toList()))
+          .addKeyValue("removed", describe(before.stream().filter(a -> !instances.contains(a)).toList())).log();
       for (Consumer<List<InetSocketAddress>> listener : listeners) {
         try {
           listener.accept(instances);
         } catch (RuntimeException e) {
-          log.log(Level.WARNING, "event=backend_instances_listener_failed service=" + service, e);
+          Events.warn(log, "backend_instances_listener_failed").addKeyValue("service", service).setCause(e).log();
         }
       }
     }

@@ -4,8 +4,8 @@ import com.google.protobuf.Any;
 import com.google.rpc.BadRequest;
 import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
-import com.google.rpc.RetryInfo;
 import com.google.rpc.PreconditionFailure;
+import com.google.rpc.RetryInfo;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.AlreadyExistsException;
 import dev.warehouse.runtime.error.CancelledException;
@@ -21,12 +21,13 @@ import dev.warehouse.runtime.error.ResourceExhaustedException;
 import dev.warehouse.runtime.error.ServiceException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.error.UnavailableException;
+import dev.warehouse.runtime.log.Events;
 import io.grpc.ServerCall;
 import io.grpc.StatusException;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The one place where failures become gRPC statuses (AIP-193): each {@link ServiceException} keeps
@@ -49,7 +50,7 @@ public final class GrpcErrors {
   /** The {@code ErrorInfo.domain} of every error this system raises. */
   public static final String ERROR_DOMAIN = "warehouse.dev";
 
-  private static final Logger log = Logger.getLogger(GrpcErrors.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(GrpcErrors.class);
 
   private GrpcErrors() {}
 
@@ -63,11 +64,13 @@ public final class GrpcErrors {
     }
     if (cause instanceof ServiceException se) {
       if (se.getCause() != null) {
-        log.log(Level.WARNING, se.reason() + ": " + se.getMessage(), se.getCause());
+        // The caller gets the status; the operator gets the cause behind it.
+        Events.warn(log, "call_failed").addKeyValue("reason", se.reason()).addKeyValue("detail", se.getMessage())
+            .setCause(se.getCause()).log();
       }
       return StatusProto.toStatusRuntimeException(toStatusProto(se));
     }
-    log.log(Level.SEVERE, "unexpected failure", cause);
+    Events.error(log, "call_failed").addKeyValue("reason", "INTERNAL").setCause(cause).log();
     return StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
         .setCode(Code.INTERNAL_VALUE)
         .setMessage("internal error")

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.grpc;
 
+import io.grpc.Context;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.util.concurrent.CompletionStage;
@@ -20,6 +21,9 @@ public final class UnaryCalls {
    */
   public static <D, P> void reply(
       StreamObserver<P> observer, Supplier<? extends CompletionStage<D>> call, Function<? super D, P> toProto) {
+    // The call's own Context, attached again where the answer is completed (often on the DynamoDB client's
+    // thread): what is logged there, a failure's cause say, names the call (CallFields).
+    Context context = Context.current();
     CompletionStage<D> result;
     try {
       result = call.get();
@@ -27,24 +31,27 @@ public final class UnaryCalls {
       fail(observer, e);
       return;
     }
-    result.whenComplete((value, failure) -> {
-      if (failure != null) {
-        fail(observer, failure);
-        return;
-      }
-      if (isCancelled(observer)) {
-        return;
-      }
-      P response;
-      try {
-        response = toProto.apply(value);
-      } catch (RuntimeException e) {
-        fail(observer, e);
-        return;
-      }
-      observer.onNext(response);
-      observer.onCompleted();
-    });
+    result.whenComplete((value, failure) -> context.run(() -> complete(observer, value, failure, toProto)));
+  }
+
+  private static <D, P> void complete(StreamObserver<P> observer, D value, Throwable failure,
+      Function<? super D, P> toProto) {
+    if (failure != null) {
+      fail(observer, failure);
+      return;
+    }
+    if (isCancelled(observer)) {
+      return;
+    }
+    P response;
+    try {
+      response = toProto.apply(value);
+    } catch (RuntimeException e) {
+      fail(observer, e);
+      return;
+    }
+    observer.onNext(response);
+    observer.onCompleted();
   }
 
   private static void fail(StreamObserver<?> observer, Throwable failure) {

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.hotkeys;
 
+import dev.warehouse.runtime.log.Events;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
@@ -7,12 +8,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The hottest partition keys of each access pattern over the last minute: what the service's own
@@ -56,7 +57,7 @@ public final class HotKeys {
   public static final String SHARE_METRIC = "dynamodb.hottest.partition.share";
   public static final String CAPACITY_METRIC = "dynamodb.hottest.partition.capacity.units.per.second";
 
-  private static final Logger log = Logger.getLogger(HotKeys.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(HotKeys.class);
   /** Rates are never computed over less than a second, so the first requests after start do not look like a storm. */
   private static final long MIN_RATE_MILLIS = 1000;
 
@@ -197,15 +198,21 @@ public final class HotKeys {
             return; // hottest first: no later key reaches it either
           }
           if (logged.putIfAbsent(pattern + " " + key.key(), now) == null) {
-            log.warning(String.format(Locale.ROOT,
-                "event=hot_key pattern=%s share=%.2f key=%s requests=%d pattern_requests=%d requests_per_second=%.1f"
-                    + " capacity_units_per_second=%.1f window_s=%d threshold=%.2f",
-                pattern, Math.min(1.0, share), key.key(), key.count(), snapshot.total(), key.count() / seconds,
-                key.capacityUnits() / seconds, Math.round(seconds), logShare));
+            // Rounded as they were when the line was text: two places for shares, one for rates.
+            Events.warn(log, "hot_key").addKeyValue("pattern", pattern)
+                .addKeyValue("share", round(Math.min(1.0, share), 100)).addKeyValue("key", key.key())
+                .addKeyValue("requests", key.count()).addKeyValue("pattern_requests", snapshot.total())
+                .addKeyValue("requests_per_second", round(key.count() / seconds, 10))
+                .addKeyValue("capacity_units_per_second", round(key.capacityUnits() / seconds, 10))
+                .addKeyValue("window_s", Math.round(seconds)).addKeyValue("threshold", round(logShare, 100)).log();
           }
         }
       });
     }
+  }
+
+  private static double round(double value, int per) {
+    return Math.round(value * per) / (double) per;
   }
 
   /** Keys holding a counter, over every pattern and slot: bounded, whatever the number of keys seen. */

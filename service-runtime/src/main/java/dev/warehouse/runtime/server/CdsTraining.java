@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.server;
 
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TransportSecurity;
 import io.grpc.ChannelCredentials;
@@ -23,9 +24,9 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The training run of a jar's class-data-sharing archive:
@@ -56,7 +57,7 @@ public final class CdsTraining implements AutoCloseable {
     JvmSetup.configureNetty();
   }
 
-  private static final Logger log = Logger.getLogger(CdsTraining.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(CdsTraining.class);
 
   private final Path dir;
   private final Map<String, String> environment;
@@ -86,11 +87,11 @@ public final class CdsTraining implements AutoCloseable {
     int status;
     try (CdsTraining training = prepare()) {
       run.run(training);
-      log.info("event=cds_training_done service=" + service
-          + " training_ms=" + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+      Events.info(log, "cds_training_done").addKeyValue("service", service)
+          .addKeyValue("training_ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started)).log();
       status = 0;
     } catch (Exception | Error e) {
-      log.log(Level.SEVERE, "event=cds_training_failed service=" + service, e);
+      Events.error(log, "cds_training_failed").addKeyValue("service", service).setCause(e).log();
       status = 1;
     }
     System.exit(status);
@@ -177,7 +178,7 @@ public final class CdsTraining implements AutoCloseable {
         try {
           call.call(channel);
         } catch (StatusRuntimeException expected) {
-          log.info("event=cds_training_call status=" + expected.getStatus().getCode());
+          Events.info(log, "cds_training_call").addKeyValue("status", expected.getStatus().getCode().name()).log();
         }
       }
     } finally {

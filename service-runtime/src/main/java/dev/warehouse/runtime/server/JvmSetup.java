@@ -1,5 +1,9 @@
 package dev.warehouse.runtime.server;
 
+import dev.warehouse.logging.Logging;
+import dev.warehouse.runtime.log.Events;
+import org.slf4j.LoggerFactory;
+
 /** What every process of ours sets before it logs or touches gRPC's Netty: the services, the gateway, their probes. */
 public final class JvmSetup {
 
@@ -8,13 +12,22 @@ public final class JvmSetup {
   /** The system property of gRPC's Netty (shaded under {@code io.grpc.netty.shaded}) that turns its JFR events on. */
   static final String NETTY_JFR = "io.grpc.netty.shaded.io.netty.jfr.enabled";
 
-  /** One line per log record, key=value messages, and shutdown lines that are not lost. Call before any logging. */
+  /**
+   * One line per log record, JSON or text ({@code LOG_FORMAT}), java.util.logging's records among them, and
+   * shutdown lines that are not lost. Call before any logging.
+   */
   public static void configureLogging() {
+    // Before java.util.logging starts: its own shutdown hook would otherwise remove the bridge to SLF4J while
+    // ours still drains calls, and grpc-java's last records would be lost.
     if (System.getProperty("java.util.logging.manager") == null) {
       System.setProperty("java.util.logging.manager", ShutdownSafeLogManager.class.getName());
     }
-    if (System.getProperty("java.util.logging.SimpleFormatter.format") == null) {
-      System.setProperty("java.util.logging.SimpleFormatter.format", "%1$tFT%1$tT.%1$tLZ %4$s %3$s %5$s%6$s%n");
+    Logging.start();
+    // An exception nobody caught (a configuration main refused, say) is a line like every other, not a bare
+    // stack trace in the middle of the JSON.
+    if (Thread.getDefaultUncaughtExceptionHandler() == null) {
+      Thread.setDefaultUncaughtExceptionHandler((thread, e) ->
+          Events.error(LoggerFactory.getLogger(JvmSetup.class), "uncaught_exception").setCause(e).log());
     }
   }
 

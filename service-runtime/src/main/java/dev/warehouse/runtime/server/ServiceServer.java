@@ -1,6 +1,8 @@
 package dev.warehouse.runtime.server;
 
 import dev.warehouse.admin.v1.AdminServiceGrpc;
+import dev.warehouse.runtime.log.CallFields;
+import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.routing.RouteTable;
 import io.grpc.BindableService;
 import io.grpc.InsecureServerCredentials;
@@ -22,7 +24,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A gRPC server with the application's services, the standard health service and server reflection
@@ -33,7 +36,7 @@ import java.util.logging.Logger;
  */
 public final class ServiceServer {
 
-  private static final Logger log = Logger.getLogger(ServiceServer.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(ServiceServer.class);
 
   /**
    * The services whose RPCs read no table, and so have no route: {@code warehouse.admin.v1.AdminService}
@@ -72,6 +75,8 @@ public final class ServiceServer {
     this.shutdownDrain = shutdownDrain;
     this.shutdownGrace = shutdownGrace;
     this.sleeper = sleeper;
+    // Added last, so run first: every interceptor and handler after it can name the call in its log lines.
+    builder.intercept(CallFields.interceptor());
     for (BindableService service : services) {
       ServerServiceDefinition definition = service.bindService();
       if (!ROUTE_EXEMPT.contains(definition.getServiceDescriptor().getName())) {
@@ -155,12 +160,12 @@ public final class ServiceServer {
     health.enterTerminalState();
     try {
       if (!shutdownDrain.isZero()) {
-        log.info("event=draining drain_ms=" + shutdownDrain.toMillis());
+        Events.info(log, "draining").addKeyValue("drain_ms", shutdownDrain.toMillis()).log();
         sleeper.sleep(shutdownDrain);
       }
       server.shutdown();
       if (!server.awaitTermination(shutdownGrace.toMillis(), TimeUnit.MILLISECONDS)) {
-        log.warning("event=shutdown_forced grace_ms=" + shutdownGrace.toMillis());
+        Events.warn(log, "shutdown_forced").addKeyValue("grace_ms", shutdownGrace.toMillis()).log();
         server.shutdownNow();
         server.awaitTermination(5, TimeUnit.SECONDS);
       }

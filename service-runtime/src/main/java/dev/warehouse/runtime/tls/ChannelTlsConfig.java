@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.tls;
 
 import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.log.Fields;
 
 /**
  * How a process's client channels to one kind of peer are secured (the gateway's to the services),
@@ -44,8 +45,14 @@ public record ChannelTlsConfig(TlsMode mode, TrustedPeers servers) {
     return new ChannelTlsConfig(mode, servers);
   }
 
+  /** Fields of the start-up log line, their names after {@code prefix}. */
+  public Fields fields(String prefix) {
+    return new Fields().add(prefix + "tls_mode", mode.text())
+        .add(prefix + "trusted_peers", mode == TlsMode.PLAINTEXT ? "n/a" : servers.describe());
+  }
+
+  /** {@link #fields} as {@code key=value key=value}. */
   public String describe(String prefix) {
-    return prefix + "tls_mode=" + mode.text()
-        + " " + prefix + "trusted_peers=" + (mode == TlsMode.PLAINTEXT ? "n/a" : servers.describe());
+    return fields(prefix).toString();
   }
 }

@@ -3,6 +3,8 @@ package dev.warehouse.runtime.tls;
 import dev.warehouse.runtime.error.PermissionDeniedException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
+import dev.warehouse.runtime.log.CallFields;
+import dev.warehouse.runtime.log.Events;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Metadata;
@@ -13,7 +15,8 @@ import io.grpc.health.v1.HealthGrpc;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.logging.Logger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Puts the identity of each call's TLS client certificate into the call's {@link Context}
@@ -38,7 +41,7 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
    */
   public static final Set<String> OPEN_SERVICES = Set.of(HealthGrpc.SERVICE_NAME);
 
-  private static final Logger log = Logger.getLogger(PeerIdentityInterceptor.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(PeerIdentityInterceptor.class);
 
   private final TrustedPeers trusted;
   private final Map<String, TrustedPeers> byService;
@@ -72,8 +75,8 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
             "this service accepts only calls whose TLS client certificate names one URI identity"));
       }
       if (!byService.getOrDefault(service, trusted).allows(identity.get().uri())) {
-        log.warning("event=peer_refused peer=" + identity.get().uri() + " method=" + call.getMethodDescriptor()
-            .getFullMethodName());
+        Events.warn(log, "peer_refused").addKeyValue("peer", identity.get().uri())
+            .addKeyValue("method", call.getMethodDescriptor().getFullMethodName()).log();
         return GrpcErrors.refuse(call, new PermissionDeniedException("PEER_NOT_TRUSTED",
             "the identity " + identity.get().uri() + " may not call " + service, Map.of("peer", identity.get().uri())));
       }
@@ -81,6 +84,7 @@ public final class PeerIdentityInterceptor implements ServerInterceptor {
     if (identity.isEmpty()) {
       return next.startCall(call, headers);
     }
+    CallFields.caller(identity.get().uri()); // the caller of this call's log lines
     return Contexts.interceptCall(Context.current().withValue(PeerIdentity.CONTEXT_KEY, identity.get()), call, headers,
         next);
   }

@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.tls;
 
 import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.log.Fields;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -85,16 +86,20 @@ public record TlsConfig(
     return new TlsConfig(mode, cert, key, ca, trusted, refresh);
   }
 
-  /** One part of the start-up log line (paths, no key material). */
+  /** Fields of the start-up log line (paths, no key material). */
+  public Fields fields() {
+    Fields fields = new Fields().add("grpc_tls_mode", serverMode.text())
+        .add("tls_cert_file", certFile.map(Path::toString).orElse("none"))
+        .add("tls_key_file", keyFile.map(Path::toString).orElse("none"))
+        .add("tls_ca_file", caFile.map(Path::toString).orElse("none"))
+        .add("tls_trusted_peers", serverMode == TlsMode.MTLS ? trustedPeers.describe() : "n/a");
+    servicePeers.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(e -> fields.add(
+        "tls_trusted_peers[" + e.getKey() + "]", serverMode == TlsMode.MTLS ? e.getValue().describe() : "n/a"));
+    return fields.add("tls_refresh_ms", refresh.toMillis());
+  }
+
+  /** {@link #fields} as {@code key=value key=value}. */
   public String describe() {
-    return "grpc_tls_mode=" + serverMode.text()
-        + " tls_cert_file=" + certFile.map(Path::toString).orElse("none")
-        + " tls_key_file=" + keyFile.map(Path::toString).orElse("none")
-        + " tls_ca_file=" + caFile.map(Path::toString).orElse("none")
-        + " tls_trusted_peers=" + (serverMode == TlsMode.MTLS ? trustedPeers.describe() : "n/a")
-        + servicePeers.entrySet().stream().sorted(Map.Entry.comparingByKey())
-            .map(e -> " tls_trusted_peers[" + e.getKey() + "]=" + (serverMode == TlsMode.MTLS ? e.getValue().describe() : "n/a"))
-            .collect(java.util.stream.Collectors.joining())
-        + " tls_refresh_ms=" + refresh.toMillis();
+    return fields().toString();
   }
 }

@@ -1,5 +1,7 @@
 package dev.warehouse.runtime.tls;
 
+import dev.warehouse.runtime.log.Events;
+import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.server.DaemonThreads;
 import io.grpc.ChannelCredentials;
 import io.grpc.InsecureChannelCredentials;
@@ -10,9 +12,9 @@ import io.grpc.TlsChannelCredentials;
 import io.grpc.TlsServerCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.util.AdvancedTlsX509KeyManager;
-import io.grpc.util.AdvancedTlsX509TrustManager;
 import io.grpc.util.AdvancedTlsX509TrustManager.SslSocketAndEnginePeerVerifier;
 import io.grpc.util.AdvancedTlsX509TrustManager.Verification;
+import io.grpc.util.AdvancedTlsX509TrustManager;
 import io.grpc.util.CertificateUtils;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -34,9 +36,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import javax.net.ssl.SSLEngine;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What one process presents and trusts on its gRPC connections, built once from its {@link TlsConfig}:
@@ -55,7 +57,7 @@ import javax.net.ssl.SSLEngine;
  */
 public final class TransportSecurity implements AutoCloseable {
 
-  private static final Logger log = Logger.getLogger(TransportSecurity.class.getName());
+  private static final Logger log = LoggerFactory.getLogger(TransportSecurity.class);
 
   private final TlsConfig config;
   private final AdvancedTlsX509KeyManager identity; // null without a certificate
@@ -89,7 +91,7 @@ public final class TransportSecurity implements AutoCloseable {
       roots = parseRoots(ca);
       caDigest = digest(ca);
       callerVerifier = trustManager(null);
-      log.info("event=tls_ca_loaded certificates=" + roots.length);
+      Events.info(log, "tls_ca_loaded").addKeyValue("certificates", roots.length).log();
     } else {
       callerVerifier = null;
     }
@@ -201,14 +203,13 @@ public final class TransportSecurity implements AutoCloseable {
     return builder.build();
   }
 
-  /** One part of the start-up line naming each port's mode. */
-  public String describeServer() {
-    String mode = config.serverMode().text();
+  /** Fields of the start-up line naming each port's mode. */
+  public Fields describeServer() {
+    Fields fields = new Fields().add("grpc_transport", config.serverMode().text());
     return switch (config.serverMode()) {
-      case PLAINTEXT -> "grpc_transport=" + mode;
-      case TLS -> "grpc_transport=" + mode + " grpc_client_cert=" + (callerVerifier == null ? "none" : "optional");
-      case MTLS -> "grpc_transport=" + mode + " grpc_client_cert=required grpc_trusted_peers="
-          + config.trustedPeers().describe();
+      case PLAINTEXT -> fields;
+      case TLS -> fields.add("grpc_client_cert", callerVerifier == null ? "none" : "optional");
+      case MTLS -> fields.add("grpc_client_cert", "required").add("grpc_trusted_peers", config.trustedPeers().describe());
     };
   }
 
@@ -266,7 +267,7 @@ public final class TransportSecurity implements AutoCloseable {
         reloadRoots();
       }
     } catch (RuntimeException e) { // a periodic task that throws is never run again
-      log.log(Level.WARNING, "event=tls_reload_failed", e);
+      Events.warn(log, "tls_reload_failed").setCause(e).log();
     }
   }
 
@@ -277,7 +278,8 @@ public final class TransportSecurity implements AutoCloseable {
       cert = Files.readAllBytes(config.certFile().orElseThrow());
       key = Files.readAllBytes(config.keyFile().orElseThrow());
     } catch (IOException e) { // e.g. between a rotation's delete and write: the next period reads again
-      log.warning("event=tls_reload_failed what=identity detail=\"" + e + "\" serving=previous");
+      Events.warn(log, "tls_reload_failed").addKeyValue("what", "identity").addKeyValue("detail", e.toString())
+          .addKeyValue("serving", "previous").log();
       return;
     }
     byte[] digest = digest(cert, key);
@@ -291,7 +293,8 @@ public final class TransportSecurity implements AutoCloseable {
       certificate = loaded.chain()[0];
       logIdentity("tls_identity_reloaded", certificate);
     } catch (IOException | GeneralSecurityException e) {
-      log.warning("event=tls_reload_failed what=identity detail=\"" + e.getMessage() + "\" serving=previous");
+      Events.warn(log, "tls_reload_failed").addKeyValue("what", "identity").addKeyValue("detail", e.getMessage())
+          .addKeyValue("serving", "previous").log();
     }
   }
 
@@ -300,7 +303,8 @@ public final class TransportSecurity implements AutoCloseable {
     try {
       ca = Files.readAllBytes(config.caFile().orElseThrow());
     } catch (IOException e) {
-      log.warning("event=tls_reload_failed what=ca detail=\"" + e + "\" trusting=previous");
+      Events.warn(log, "tls_reload_failed").addKeyValue("what", "ca").addKeyValue("detail", e.toString())
+          .addKeyValue("trusting", "previous").log();
       return;
     }
     byte[] digest = digest(ca);
@@ -314,9 +318,10 @@ public final class TransportSecurity implements AutoCloseable {
         manager.updateTrustCredentials(loaded);
       }
       roots = loaded;
-      log.info("event=tls_ca_reloaded certificates=" + loaded.length);
+      Events.info(log, "tls_ca_reloaded").addKeyValue("certificates", loaded.length).log();
     } catch (IOException | GeneralSecurityException e) {
-      log.warning("event=tls_reload_failed what=ca detail=\"" + e.getMessage() + "\" trusting=previous");
+      Events.warn(log, "tls_reload_failed").addKeyValue("what", "ca").addKeyValue("detail", e.getMessage())
+          .addKeyValue("trusting", "previous").log();
     }
   }
 
@@ -365,11 +370,13 @@ public final class TransportSecurity implements AutoCloseable {
   private static void logIdentity(String event, X509Certificate certificate) {
     List<String> uris = PeerIdentity.uriSans(certificate);
     Instant notAfter = certificate.getNotAfter().toInstant();
-    log.info("event=" + event + " identity=" + (uris.isEmpty() ? "none" : String.join(",", uris))
-        + " serial=" + certificate.getSerialNumber().toString(16) + " not_after=" + notAfter);
+    Events.info(log, event).addKeyValue("identity", uris.isEmpty() ? "none" : String.join(",", uris))
+        .addKeyValue("serial", certificate.getSerialNumber().toString(16)).addKeyValue("not_after", notAfter.toString())
+        .log();
     if (notAfter.isBefore(Instant.now())) {
-      log.warning("event=tls_certificate_expired serial=" + certificate.getSerialNumber().toString(16)
-          + " not_after=" + notAfter + " detail=\"peers will refuse it; rotate the files\"");
+      Events.warn(log, "tls_certificate_expired").addKeyValue("serial", certificate.getSerialNumber().toString(16))
+          .addKeyValue("not_after", notAfter.toString()).addKeyValue("detail", "peers will refuse it; rotate the files")
+          .log();
     }
   }
 

@@ -149,6 +149,16 @@ class ServiceConfigTest {
   }
 
   @Test
+  void logFormatAndLevel_areRead_andABadOneStopsTheStart() {
+    assertThat(ServiceConfig.variables()).contains("LOG_FORMAT", "LOG_LEVEL");
+    ServiceConfig.fromEnvironment("s", 1, 2, Map.of("LOG_FORMAT", "text", "LOG_LEVEL", "DEBUG"));
+    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("LOG_FORMAT", "xml", "LOG_LEVEL", "loud")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("LOG_FORMAT must be one of json, text, got 'xml'")
+        .hasMessageContaining("LOG_LEVEL must be one of trace, debug, info, warn, error, got 'loud'");
+  }
+
+  @Test
   void hotKeyLogShare_isAboveZeroAndAtMostOne() {
     assertThat(ServiceConfig.fromEnvironment("s", 1, 2, Map.of("HOT_KEY_LOG_SHARE", "1")).hotKeyLogShare()).isEqualTo(1.0);
     for (String bad : new String[] {"0", "-0.1", "1.5", "half", "NaN"}) {

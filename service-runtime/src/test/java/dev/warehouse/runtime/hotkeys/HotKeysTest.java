@@ -238,21 +238,26 @@ class HotKeysTest {
       hotKeys.record("A6", "ORDER#O900", 0.5); // all of its pattern, but too few requests to mean anything
     }
     hotKeys.logHotKeys();
-    assertThat(logged.lines()).hasSize(1);
-    assertThat(logged.lines().get(0)).startsWith("event=hot_key pattern=A2 share=0.63 key=PRODUCT#P100 requests=63 ");
+    assertThat(logged.events()).hasSize(1);
+    LogRecords.Logged hot = logged.events().get(0);
+    assertThat(hot.level()).isEqualTo("WARN");
+    assertThat(hot.fields()).containsEntry("event", "hot_key").containsEntry("pattern", "A2").containsEntry("share", 0.63)
+        .containsEntry("key", "PRODUCT#P100").containsEntry("requests", 63L).containsEntry("pattern_requests", 100L)
+        .containsEntry("threshold", 0.5).containsKeys("requests_per_second", "capacity_units_per_second", "window_s");
 
     clock.advance(HotKeys.SLOT);
     hotKeys.record("A2", "PRODUCT#P100", 0.5);
     hotKeys.logHotKeys();
-    assertThat(logged.lines()).as("once per key per window").hasSize(1);
+    assertThat(logged.events()).as("once per key per window").hasSize(1);
 
     clock.advance(HotKeys.WINDOW);
     for (int i = 0; i < 100; i++) {
       hotKeys.record("A2", "PRODUCT#P100", 0.5);
     }
     hotKeys.logHotKeys();
-    assertThat(logged.lines()).hasSize(2);
-    assertThat(logged.lines().get(1)).startsWith("event=hot_key pattern=A2 share=1.00 key=PRODUCT#P100 ");
+    assertThat(logged.events()).hasSize(2);
+    assertThat(logged.events().get(1).fields()).containsEntry("event", "hot_key").containsEntry("pattern", "A2")
+        .containsEntry("share", 1.0).containsEntry("key", "PRODUCT#P100");
   }
 
   @Test
@@ -262,7 +267,7 @@ class HotKeysTest {
       hotKeys.record("A2", i % 10 == 0 ? "PRODUCT#rare" : "PRODUCT#P100", 0.5);
     }
     hotKeys.logHotKeys();
-    assertThat(logged.lines()).isEmpty();
+    assertThat(logged.events()).isEmpty();
   }
 
   private static double[] zipfCdf(int n, double exponent) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.warehouse.runtime.server.CdsTraining;
 import dev.warehouse.testing.LogRecords;
 import java.nio.file.Path;
+import java.util.Map;
 
 /** What every jar's {@code train-cds} run must do, checked the same way for each (its tests pass their run). */
 public final class CdsTrainingRuns {
@@ -21,8 +22,9 @@ public final class CdsTrainingRuns {
     try (LogRecords log = new LogRecords(CdsTraining.class); CdsTraining training = CdsTraining.prepare()) {
       dir = training.dir();
       run.run(training);
-      assertThat(log.lines()).containsExactly("event=cds_training_call status=UNAVAILABLE",
-          "event=cds_training_call status=UNAVAILABLE");
+      assertThat(log.events()).extracting(LogRecords.Logged::fields).containsExactly(
+          Map.of("event", "cds_training_call", "status", "UNAVAILABLE"),
+          Map.of("event", "cds_training_call", "status", "UNAVAILABLE"));
     }
     assertThat(dir).as("the throwaway identity is gone").doesNotExist();
   }

@@ -130,9 +130,10 @@ class AuditPushgatewayTest {
     try (LogRecords logs = new LogRecords(AuditPushgateway.class)) {
       List<Finding> findings = List.of(new Finding("MISSING_DIRECT_COPY", "order_id=O1", ""));
       assertThat(run(config(down), new AuditReport(Map.of(), findings))).isEqualTo(AuditCommand.EXIT_PROBLEMS);
-      assertThat(logs.lines()).singleElement().asString()
-          .startsWith("event=audit_push_failed audit=orders url=" + down + "/metrics/job/warehouse_audit/audit/orders")
-          .contains("reason=ConnectException");
+      assertThat(logs.events()).hasSize(1);
+      assertThat(logs.events().get(0).fields()).containsEntry("event", "audit_push_failed").containsEntry("audit", "orders")
+          .containsEntry("url", down + "/metrics/job/warehouse_audit/audit/orders");
+      assertThat(logs.events().get(0).field("reason")).asString().startsWith("ConnectException");
     }
   }
 
@@ -141,7 +142,9 @@ class AuditPushgatewayTest {
     try (PushgatewayStub pushgateway = PushgatewayStub.start(400); LogRecords logs = new LogRecords(AuditPushgateway.class)) {
       assertThat(run(config(pushgateway.uri()), new AuditReport(Map.of(), List.of()))).isEqualTo(AuditCommand.EXIT_CLEAN);
       assertThat(pushgateway.pushes()).hasSize(1);
-      assertThat(logs.lines()).singleElement().asString().contains("event=audit_push_failed", "http_status=400");
+      assertThat(logs.events()).hasSize(1);
+      assertThat(logs.events().get(0).fields()).containsEntry("event", "audit_push_failed")
+          .containsEntry("http_status", 400);
     }
   }
 
