@@ -16,46 +16,57 @@ import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
 /**
- * Every JVM that runs a jar of the system starts from that jar's class-data-sharing archive
- * (docs/operations/deploy.md#class-data-sharing): the image trains it with the JVM that runs it and its ENTRYPOINT
- * maps it, compose's health checks map it too, and run.sh makes one per jar and starts every JVM with it. A
- * flag dropped anywhere fails here: nothing else would notice, since the JVM starts without an archive as
- * well, only slower. {@code KubernetesManifestsTest} holds the manifests to the same flags.
+ * Every JVM that runs a jar of the system starts from that jar's AOT cache (JDK 25's successor of the
+ * class-data-sharing archive; docs/operations/deploy.md#class-data-sharing), or on JDK 17 from its archive: the image
+ * runs JDK 25, trains the cache with the JVM that runs it and its ENTRYPOINT maps it, compose's health checks map
+ * it too, and run.sh makes an archive per jar and starts every JVM with it. A flag dropped anywhere fails
+ * here: nothing else would notice, since the JVM starts without a cache as well, only slower.
+ * {@code KubernetesManifestsTest} holds the manifests to the same flags.
  */
 @Tag("integration")
 @Tag("deployment")
 class ClassDataArchiveTest {
 
   static final Path ROOT = Repo.ROOT;
+  /** The first JDK whose {@code -XX:AOTCacheOutput} makes a cache in one run (JEP 514). */
+  private static final int AOT_CACHE_OUTPUT_SINCE = 25;
   private static final Pattern TRAINING = Pattern.compile(
-      "(?m)^RUN java -XX:ArchiveClassesAtExit=(\\S+) -jar (\\S+) " + CdsTraining.COMMAND + "$");
+      "(?m)^RUN java -XX:AOTCacheOutput=(\\S+) -jar (\\S+) " + CdsTraining.COMMAND + "$");
   private static final Pattern ENTRYPOINT = Pattern.compile("(?m)^ENTRYPOINT \\[(.*)]$");
+  private static final Pattern JRE = Pattern.compile("(?m)^FROM eclipse-temurin:(\\d+)-jre-(\\S+)");
+  /** Every JVM option that names a cache or archive, or turns sharing off. */
+  static final String[] CACHE_OPTIONS = {"-Xshare", "SharedArchiveFile", "AOTCache", "AOTMode"};
 
-  /** The archive the image's training run writes. */
-  static String imageArchive() throws IOException {
+  /** The cache the image's training run writes. */
+  static String imageCache() throws IOException {
     Matcher training = TRAINING.matcher(Files.readString(ROOT.resolve("Dockerfile")));
-    assertThat(training.find()).as("the Dockerfile trains the archive: RUN java -XX:ArchiveClassesAtExit=… -jar … "
+    assertThat(training.find()).as("the Dockerfile trains the cache: RUN java -XX:AOTCacheOutput=… -jar … "
         + CdsTraining.COMMAND).isTrue();
     return training.group(1);
   }
 
-  /** The flags that start a JVM of the image from its archive, as its ENTRYPOINT has them. */
+  /** The flags that start a JVM of the image from its cache, as its ENTRYPOINT has them. */
   static List<String> imageFlags() throws IOException {
-    return List.of("-XX:SharedArchiveFile=" + imageArchive(), "-Xshare:auto");
+    return List.of("-XX:AOTCache=" + imageCache());
   }
 
   @Test
-  void dockerfile_trainsTheArchiveInTheStageThatRunsIt_andItsEntrypointMapsIt() throws IOException {
+  void dockerfile_trainsTheCacheInTheStageThatRunsIt_onJdk25_andItsEntrypointMapsIt() throws IOException {
     String dockerfile = Files.readString(ROOT.resolve("Dockerfile"));
     Matcher training = TRAINING.matcher(dockerfile);
     assertThat(training.find()).isTrue();
     assertThat(training.group(2)).as("it trains the jar the image runs").isEqualTo("/app/app.jar");
-    // The JVM maps an archive only with the JVM that wrote it: the training runs in the runtime stage (the
-    // JRE image), after the jar is copied in, not in the build stage's JDK.
+    // The JVM maps a cache only with the JVM that wrote it: the training runs in the runtime stage (the JRE
+    // image), after the jar is copied in, not in the build stage's JDK.
     int runtimeStage = dockerfile.lastIndexOf("\nFROM ");
-    assertThat(dockerfile.substring(runtimeStage)).as("the runtime stage").contains("jre");
+    Matcher jre = JRE.matcher(dockerfile);
+    assertThat(jre.find(runtimeStage)).as("the runtime stage runs a JRE").isTrue();
+    assertThat(Integer.parseInt(jre.group(1))).as("the runtime stage's JDK")
+        .isGreaterThanOrEqualTo(AOT_CACHE_OUTPUT_SINCE);
     assertThat(training.start()).as("the training runs in the runtime stage")
         .isGreaterThan(dockerfile.indexOf("COPY --from=build", runtimeStage));
+    assertThat(dockerfile).as("the dev kit's image on the same JRE: one base layer for every image")
+        .contains(jre.group() + " AS dev-kit\n");
 
     Matcher entrypoint = ENTRYPOINT.matcher(dockerfile);
     assertThat(entrypoint.find(runtimeStage)).as("the runtime stage's ENTRYPOINT").isTrue();
@@ -66,15 +77,15 @@ class ClassDataArchiveTest {
     List<String> expected = new ArrayList<>(List.of("java"));
     expected.addAll(imageFlags());
     expected.addAll(List.of("-jar", "/app/app.jar"));
-    assertThat(command).as("the ENTRYPOINT maps the archive").isEqualTo(expected);
-    // Nothing in the image's JVM options turns sharing off or names another archive.
+    assertThat(command).as("the ENTRYPOINT maps the cache").isEqualTo(expected);
+    // Nothing in the image's JVM options turns sharing off or names another cache.
     assertThat(dockerfile.lines().filter(line -> line.startsWith("ENV JAVA_TOOL_OPTIONS")))
-        .allSatisfy(line -> assertThat(line).doesNotContain("-Xshare", "SharedArchiveFile"));
+        .allSatisfy(line -> assertThat(line).doesNotContain(CACHE_OPTIONS));
   }
 
   @Test
   @SuppressWarnings("unchecked")
-  void compose_keepsTheEntrypoint_andItsHealthChecksMapTheArchive() throws IOException {
+  void compose_keepsTheEntrypoint_andItsHealthChecksMapTheCache() throws IOException {
     Map<String, Object> compose = new Yaml().load(Files.readString(ROOT.resolve("docker-compose.yml")));
     Map<String, Map<String, Object>> services = (Map<String, Map<String, Object>>) compose.get("services");
     int ours = 0;
@@ -83,7 +94,7 @@ class ClassDataArchiveTest {
         continue; // moto, Prometheus, Grafana, the Pushgateway: not our jars
       }
       ours++;
-      assertThat(service.getValue()).as(service.getKey() + ": the image's entrypoint, which maps the archive")
+      assertThat(service.getValue()).as(service.getKey() + ": the image's entrypoint, which maps the cache")
           .doesNotContainKey("entrypoint");
       Map<String, Object> healthcheck = (Map<String, Object>) service.getValue().get("healthcheck");
       if (healthcheck != null) {
