@@ -4,24 +4,28 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.server.CdsTraining;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.yaml.snakeyaml.Yaml;
 
 /**
  * Every JVM that runs a jar of the system starts from that jar's AOT cache (JDK 25's successor of the
  * class-data-sharing archive; docs/operations/deploy.md#class-data-sharing), or on JDK 17 from its archive: the image
  * runs JDK 25, trains the cache with the JVM that runs it and its ENTRYPOINT maps it, compose's health checks map
- * it too, and run.sh makes an archive per jar and starts every JVM with it. A flag dropped anywhere fails
- * here: nothing else would notice, since the JVM starts without a cache as well, only slower.
- * {@code KubernetesManifestsTest} holds the manifests to the same flags.
+ * it too, and run.sh makes one per jar with a JDK 25 when it finds one (an archive with the java on PATH when
+ * not) and starts every JVM with it. A flag dropped anywhere fails here: nothing else would notice, since the
+ * JVM starts without a cache as well, only slower. {@code KubernetesManifestsTest} holds the manifests to the
+ * same flags.
  */
 @Tag("integration")
 @Tag("deployment")
@@ -107,19 +111,69 @@ class ClassDataArchiveTest {
   }
 
   @Test
-  void runSh_trainsAnArchivePerJar_andStartsEveryJvmOfAJarWithIt() throws IOException {
+  void runSh_trainsACacheOrAnArchivePerJar_andStartsEveryJvmOfAJarWithIt() throws IOException {
     String run = Files.readString(ROOT.resolve("run.sh"));
-    assertThat(run).contains("java -XX:ArchiveClassesAtExit=\"$archive\" -jar \"$jar\" " + CdsTraining.COMMAND)
+    assertThat(run).contains("source tools/java-env.sh", "JAVA=\"${JAVA_AOT:-java}\"")
+        // With a JDK 25: its AOT cache, made again when the jar or the JVM is another.
+        .contains("\"$JAVA\" -XX:AOTCacheOutput=\"$cache\" -jar \"$jar\" " + CdsTraining.COMMAND)
+        .contains("cache=\"$module/target/$module.aot\"", "cksum <\"$jar\"", "$JAVA_AOT_VERSION")
+        .contains("echo \"-XX:AOTCache=$1/target/$1.aot\"")
+        // Without: JDK 17's class-data-sharing archive, as before.
+        .contains("java -XX:ArchiveClassesAtExit=\"$archive\" -jar \"$jar\" " + CdsTraining.COMMAND)
         .contains("archive=\"$module/target/$module.jsa\"")
         .contains("echo \"-XX:SharedArchiveFile=$1/target/$1.jsa -Xshare:auto\"");
-    // Every JVM of one of the services' jars (the dev kit's one-shot commands have no archive).
-    Matcher launch = Pattern.compile("(?m)^\\s*java (.*?)-jar (\\S+)/target/(\\S+)\\.jar").matcher(run);
+    // Every JVM of one of the services' jars runs on the chosen java with its flags (the dev kit's one-shot
+    // commands have no cache).
+    Matcher launch = Pattern.compile(
+        "(?m)^\\s*((?i)\\S*java\\S*) (.*?)-jar (inventory-service|order-service|gateway)/target/(\\S+)\\.jar").matcher(run);
     int launches = 0;
     while (launch.find()) {
       launches++;
-      assertThat(launch.group(2)).isEqualTo(launch.group(3));
-      assertThat(launch.group(1)).as("run.sh: " + launch.group()).contains("$(cds " + launch.group(2) + ")");
+      assertThat(launch.group(1)).as("run.sh: " + launch.group()).isEqualTo("\"$JAVA\"");
+      assertThat(launch.group(3)).isEqualTo(launch.group(4));
+      assertThat(launch.group(2)).as("run.sh: " + launch.group()).contains("$(startup_flags " + launch.group(3) + ")");
     }
     assertThat(launches).as("the three services").isGreaterThanOrEqualTo(3);
+  }
+
+  /** run.sh's choice of JVM, on a machine of fake JDKs: a JDK 25 or later wherever it is looked for, else none. */
+  @Test
+  void javaEnv_findsAJdk25_besideThePathsJava_orInJavaHome_andNothingOlder(@TempDir Path jvms) throws Exception {
+    Path jdk17 = fakeJdk(jvms, "jdk-17", "17.0.15");
+    Path jdk21 = fakeJdk(jvms, "jdk-21", "21.0.4");
+    assertThat(javaAot(jdk17, Map.of())).as("only 17 and 21 installed").isEmpty();
+    assertThat(javaAot(jdk17, Map.of("JAVA_HOME", jdk21.toString()))).isEmpty();
+
+    Path jdk25 = fakeJdk(jvms, "jdk-25", "25.0.3");
+    assertThat(javaAot(jdk17, Map.of())).as("beside the java on PATH")
+        .isEqualTo(jdk25.resolve("bin/java").toString());
+    Path elsewhere = fakeJdk(Files.createDirectory(jvms.resolve("elsewhere")), "jdk-26", "26");
+    assertThat(javaAot(jdk17, Map.of("JAVA_HOME", elsewhere.toString())))
+        .as("JAVA_HOME first").isEqualTo(elsewhere.resolve("bin/java").toString());
+    assertThat(javaAot(jdk17, Map.of("JAVA_HOME", elsewhere.toString(), "JAVA25_HOME", jdk25.toString())))
+        .as("JAVA25_HOME before it").isEqualTo(jdk25.resolve("bin/java").toString());
+  }
+
+  /** A JDK directory whose bin/java only says its version, as {@code java -version} does. */
+  private static Path fakeJdk(Path parent, String name, String version) throws IOException {
+    Path java = Files.createDirectories(parent.resolve(name).resolve("bin")).resolve("java");
+    Files.writeString(java, "#!/bin/sh\necho 'openjdk version \"" + version + "\" 2026-01-01' >&2\n");
+    assertThat(java.toFile().setExecutable(true)).isTrue();
+    return parent.resolve(name).toRealPath();
+  }
+
+  /** JAVA_AOT as tools/java-env.sh sets it, with {@code jdk}'s java first on PATH and {@code env} besides. */
+  private static String javaAot(Path jdk, Map<String, String> env) throws IOException, InterruptedException {
+    ProcessBuilder builder = new ProcessBuilder("bash", "-c",
+        "set -euo pipefail; source tools/java-env.sh; echo \"$JAVA_AOT\"")
+        .directory(ROOT.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT);
+    builder.environment().keySet().removeAll(List.of("JAVA_HOME", "JAVA25_HOME"));
+    builder.environment().put("PATH", jdk.resolve("bin") + ":/usr/bin:/bin");
+    builder.environment().putAll(env);
+    Process process = builder.start();
+    String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+    assertThat(process.waitFor(1, TimeUnit.MINUTES)).isTrue();
+    assertThat(process.exitValue()).as("sourcing tools/java-env.sh").isZero();
+    return out;
   }
 }
