@@ -36,24 +36,49 @@ if [ ! -f inventory-service/target/inventory-service.jar ] || [ ! -f order-servi
   ./mvnw -B -q -DskipTests package
 fi
 
-# Class-data sharing: each jar's archive of the classes its start loads, which every JVM below maps instead of
-# loading them from the jar again (docs/operations/deploy.md#class-data-sharing). The jar's train-cds run makes it,
-# with this java: the first start after a build does, and again whenever the JVM could not use it (another
-# jar or java). Without one, a process starts as before, only slower.
+# The JVM every process below runs on: a JDK 25 or later when the machine has one (tools/java-env.sh), for its AOT
+# cache; otherwise the java on PATH, with a class-data-sharing archive (docs/operations/deploy.md#class-data-sharing).
+# Each jar's train-cds run makes either, with that java, at the first start after a build. Without one, a process
+# starts as before, only slower.
+source tools/java-env.sh
+JAVA="${JAVA_AOT:-java}"
 for module in inventory-service order-service gateway; do
-  jar="$module/target/$module.jar" archive="$module/target/$module.jsa"
-  if ! java -XX:SharedArchiveFile="$archive" -Xshare:on -cp "$jar" -version >/dev/null 2>&1; then
-    echo "making $module's class-data-sharing archive (after each build) ..."
-    rm -f "$archive"
-    if ! java -XX:ArchiveClassesAtExit="$archive" -jar "$jar" train-cds >"$LOGS/$module-train-cds.log" 2>&1; then
+  jar="$module/target/$module.jar"
+  if [ -n "$JAVA_AOT" ]; then
+    # The JVM maps an AOT cache only with the JVM that made it, but JDK 25 before 25.0.4 also maps it with a
+    # rebuilt jar, whose classes then differ from the cache's (JDK-8377932): what it was made from is kept beside
+    # it and compared here.
+    cache="$module/target/$module.aot" made_from="$module/target/$module.aot.made-from"
+    source_id="$(cksum <"$jar") $JAVA_AOT $JAVA_AOT_VERSION"
+    if [ ! -f "$cache" ] || [ "$(cat "$made_from" 2>/dev/null)" != "$source_id" ]; then
+      echo "making $module's AOT cache with $JAVA_AOT (after each build) ..."
+      rm -f "$cache" "$made_from"
+      if "$JAVA" -XX:AOTCacheOutput="$cache" -jar "$jar" train-cds >"$LOGS/$module-train-aot.log" 2>&1; then
+        echo "$source_id" >"$made_from"
+      else
+        rm -f "$cache"
+        echo "  $module starts without one: its training run failed (see $LOGS/$module-train-aot.log)" >&2
+      fi
+    fi
+  else
+    archive="$module/target/$module.jsa"
+    if ! java -XX:SharedArchiveFile="$archive" -Xshare:on -cp "$jar" -version >/dev/null 2>&1; then
+      echo "making $module's class-data-sharing archive (after each build) ..."
       rm -f "$archive"
-      echo "  $module starts without one: its training run failed (see $LOGS/$module-train-cds.log)" >&2
+      if ! java -XX:ArchiveClassesAtExit="$archive" -jar "$jar" train-cds >"$LOGS/$module-train-cds.log" 2>&1; then
+        rm -f "$archive"
+        echo "  $module starts without one: its training run failed (see $LOGS/$module-train-cds.log)" >&2
+      fi
     fi
   fi
 done
-# The flags that start a JVM of MODULE's jar from its archive; none when it has none (nothing to warn about).
-cds() {
-  if [ -f "$1/target/$1.jsa" ]; then echo "-XX:SharedArchiveFile=$1/target/$1.jsa -Xshare:auto"; fi
+# The flags that start a JVM of MODULE's jar from its AOT cache or archive; none when it has none.
+startup_flags() {
+  if [ -n "$JAVA_AOT" ] && [ -f "$1/target/$1.aot.made-from" ]; then
+    echo "-XX:AOTCache=$1/target/$1.aot"
+  elif [ -z "$JAVA_AOT" ] && [ -f "$1/target/$1.jsa" ]; then
+    echo "-XX:SharedArchiveFile=$1/target/$1.jsa -Xshare:auto"
+  fi
 }
 
 # The dev kit (dev-kit.jar, kept out of the production jars) makes the local credentials and loads the demo data.
@@ -102,7 +127,7 @@ export GRPC_BIND_ADDRESS=127.0.0.1 METRICS_BIND_ADDRESS=127.0.0.1 TLS_CA_FILE="$
 GRPC_PORT="$INVENTORY_GRPC_PORT" METRICS_PORT="$INVENTORY_METRICS_PORT" \
   GRPC_TLS_MODE=mtls TLS_TRUSTED_PEERS="$GATEWAY_ID" \
   TLS_CERT_FILE="$CERTS/inventory-service.pem" TLS_KEY_FILE="$CERTS/inventory-service-key.pem" \
-  java -Xmx256m $(cds inventory-service) -jar inventory-service/target/inventory-service.jar >"$LOGS/inventory-service.log" 2>&1 &
+  "$JAVA" -Xmx256m $(startup_flags inventory-service) -jar inventory-service/target/inventory-service.jar >"$LOGS/inventory-service.log" 2>&1 &
 pids+=($!)
 wait_for_port inventory-service "$INVENTORY_GRPC_PORT" "${pids[-1]}"
 
@@ -112,7 +137,7 @@ GRPC_PORT="$ORDER_GRPC_PORT" METRICS_PORT="$ORDER_METRICS_PORT" \
   TLS_CERT_FILE="$CERTS/order-service.pem" TLS_KEY_FILE="$CERTS/order-service-key.pem" \
   INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" INVENTORY_TLS_MODE=mtls \
   INVENTORY_TRUSTED_PEERS="spiffe://warehouse.local/inventory-service" \
-  java -Xmx256m $(cds order-service) -jar order-service/target/order-service.jar >"$LOGS/order-service.log" 2>&1 &
+  "$JAVA" -Xmx256m $(startup_flags order-service) -jar order-service/target/order-service.jar >"$LOGS/order-service.log" 2>&1 &
 pids+=($!)
 wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
 
@@ -131,7 +156,7 @@ GRPC_PORT="$GATEWAY_GRPC_PORT" METRICS_PORT="$GATEWAY_METRICS_PORT" \
   INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" ORDER_ADDRESSES="127.0.0.1:$ORDER_GRPC_PORT" \
   GRPC_TLS_MODE="$GATEWAY_MODE" BACKEND_TLS_MODE=mtls INVENTORY_TRUSTED_PEERS="$INVENTORY_ID" ORDER_TRUSTED_PEERS="$ORDER_ID" \
   TLS_CERT_FILE="$CERTS/gateway.pem" TLS_KEY_FILE="$CERTS/gateway-key.pem" \
-  java -Xmx256m $(cds gateway) -jar gateway/target/gateway.jar >"$LOGS/gateway.log" 2>&1 &
+  "$JAVA" -Xmx256m $(startup_flags gateway) -jar gateway/target/gateway.jar >"$LOGS/gateway.log" 2>&1 &
 pids+=($!)
 wait_for_port gateway "$GATEWAY_GRPC_PORT" "${pids[-1]}"
 

@@ -35,8 +35,9 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 /**
  * Runs every scenario against the system it starts itself, and writes the report:
  * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9,10] [--out docs/benchmarks.md]
- * [--json target/benchmarks.json] [--baseline DIR]} (see {@code bench.sh}); {@code --only 1s} runs only the stand-in half of
- * scenario 1. {@code --baseline DIR}: scenario 9 also measures PlaceOrder of the build whose jars DIR holds
+ * [--json target/benchmarks.json] [--baseline DIR] [--java25 PATH]} (see {@code bench.sh}); {@code --only 1s} runs only
+ * the stand-in half of scenario 1. {@code --java25 PATH} (or {@code JAVA25_HOME}): a JDK 25 or later, its directory or
+ * its java, on which scenario 5 also starts the jars from their AOT caches. {@code --baseline DIR}: scenario 9 also measures PlaceOrder of the build whose jars DIR holds
  * ({@code MODULE/target/MODULE.jar}, as an older checkout built, or flat {@code MODULE.jar}) against this one's.
  * The JSON, for tools, goes under {@code target/} (ignored by git): only the Markdown report is committed. Scenario 8 also writes its
  * table into {@code operations.md} beside the report, between its markers.
@@ -70,6 +71,11 @@ public final class BenchMain {
     if (baseline.isPresent() && !only.contains("9")) {
       log("--baseline is for scenario 9 only, which this run leaves out");
     }
+    // Scenario 5's JDK 25, checked before any scenario runs as well; without one its columns say not measured.
+    int java25At = List.of(args).indexOf("--java25");
+    Optional<Path> java25 = only.contains("5") ? StartUp.java25(
+        java25At >= 0 ? Optional.of(args[java25At + 1]) : Optional.empty(),
+        Optional.ofNullable(System.getenv("JAVA25_HOME"))) : Optional.empty();
     Settings settings = quick ? Settings.quick() : Settings.full();
     Instant started = Instant.now();
     Report report = new Report();
@@ -106,8 +112,9 @@ public final class BenchMain {
       }
     }
     if (only.contains("5")) {
-      log("scenario 5 (start-up, without and with the class-data-sharing archive)");
-      StartUp.run(root, settings, report);
+      log("scenario 5 (start-up: this JVM without and with the class-data-sharing archive, "
+          + java25.map(j -> j + " without and with the AOT cache)").orElse("no JDK 25 given)"));
+      StartUp.run(root, settings, report, java25);
     }
     if (only.contains("2")) {
       log("scenario 2 (gateway against nginx)");

@@ -565,20 +565,20 @@ class KubernetesManifestsTest {
   }
 
   /**
-   * Every JVM of the images starts from the image's class-data-sharing archive: the processes and the audits
+   * Every JVM of the images starts from the image's AOT cache: the processes and the audits
    * keep the image's entrypoint, which maps it (ClassDataArchiveTest checks the Dockerfile), and no probe starts
    * a JVM of its own (kubelet's gRPC probe asks the health-only port). No JVM option turns it off. A flag dropped here would go unnoticed
-   * otherwise: the JVM starts without the archive too, only slower.
+   * otherwise: the JVM starts without the cache too, only slower.
    */
   @ParameterizedTest
   @ValueSource(strings = {"local", "production"})
-  void everyJvmOfTheImages_startsFromTheImagesArchive(String overlay) throws IOException {
+  void everyJvmOfTheImages_startsFromTheImagesCache(String overlay) throws IOException {
     for (String name : PROCESSES) {
       Container container = container(overlay, name);
-      assertThat(container.getCommand()).as(overlay + " " + name + ": the image's entrypoint, which maps the archive")
+      assertThat(container.getCommand()).as(overlay + " " + name + ": the image's entrypoint, which maps the cache")
           .isNullOrEmpty();
       assertThat(env(overlay, name).get(JVM_OPTIONS)).as(overlay + " " + name + " " + JVM_OPTIONS)
-          .doesNotContain("-Xshare", "SharedArchiveFile");
+          .doesNotContain(ClassDataArchiveTest.CACHE_OPTIONS);
       for (Probe probe : new Probe[] {container.getStartupProbe(), container.getReadinessProbe(), container.getLivenessProbe()}) {
         assertThat(probe.getExec()).as(overlay + " " + name + ": a probe that starts a JVM").isNull();
       }
@@ -586,7 +586,7 @@ class KubernetesManifestsTest {
     for (String audit : AUDITS.keySet()) {
       assertThat(auditContainer(overlay, audit).getCommand()).as(overlay + " " + audit).isNullOrEmpty();
       assertThat(literalEnv(overlay + " " + audit, auditContainer(overlay, audit)).get(JVM_OPTIONS))
-          .as(overlay + " " + audit + " " + JVM_OPTIONS).doesNotContain("-Xshare", "SharedArchiveFile");
+          .as(overlay + " " + audit + " " + JVM_OPTIONS).doesNotContain(ClassDataArchiveTest.CACHE_OPTIONS);
     }
   }
 

@@ -21,8 +21,8 @@ import java.util.List;
  * @param overloadMeasure how long scenario 10 measures a route's capacity (closed loop) and its unloaded
  *     latency (open loop), each
  * @param overloadLevel how long scenario 10 offers each level of load
- * @param startupRuns how many times scenario 5 starts each process alone, and the whole stack, without and with
- *     the class-data-sharing archive each (its figures are medians of these)
+ * @param startupRuns how many times scenario 5 starts each process alone, and the whole stack, on each of its JVMs
+ *     (its figures are medians of these)
  */
 public record Settings(
     int rounds,

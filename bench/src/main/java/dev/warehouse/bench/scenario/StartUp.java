@@ -1,6 +1,9 @@
 package dev.warehouse.bench.scenario;
 
 import dev.warehouse.bench.report.Report;
+import dev.warehouse.bench.scenario.StartUpJvms.Jvm;
+import dev.warehouse.bench.scenario.StartUpJvms.Trained;
+import dev.warehouse.bench.stack.Jars;
 import dev.warehouse.bench.stack.Proc;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.runtime.dynamo.TableSetup;
@@ -10,30 +13,34 @@ import io.grpc.InsecureChannelCredentials;
 import io.grpc.TlsChannelCredentials;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * Scenario 5: start-up, from launching a JVM ({@code java -Xmx256m -jar …}) to its gRPC health check answering
- * SERVING, without and with the class-data-sharing archive that {@code run.sh} and the image make (each jar's
- * {@code train-cds} run, trained here by the same JVM that runs them).
+ * SERVING, on each of {@link StartUpJvms}' JVMs: the benchmark's own (JDK 17) without and with the
+ * class-data-sharing archive that {@code run.sh} makes there, and a JDK 25 without and with the AOT cache that the
+ * image and {@code run.sh} make with it (each jar's {@code train-cds} run, trained here by the JVM that uses it).
+ * Without a JDK 25 its columns are not measured, and say so.
  *
  * <p>Each process alone: the table already exists and is not checked ({@code TABLE_AUTO_CREATE} unset, as in
  * production: creating or checking it when asked is not start-up), and what it calls is already serving. Then
  * the whole stack, started as compose starts it: both services at once, the gateway once they serve. Every
  * process runs with run.sh's settings: the services over mutual TLS, the gateway checking JWTs and calling
- * them over mutual TLS. Runs without and with the archive alternate, first one and then the other, so that a
- * slow stretch of the machine falls on both; one unmeasured start of each process before them warms the page
- * cache and this tool's own health-check client.
+ * them over mutual TLS. The JVMs take turns, in an order turned by one each round, so that a slow stretch of
+ * the machine falls on all of them and none always follows the same one; one unmeasured start of each process
+ * on each JVM before them warms the page cache and this tool's own health-check client.
  */
 public final class StartUp {
 
@@ -42,8 +49,6 @@ public final class StartUp {
   static final long STACK_TARGET_MS = 3_000;
   static final List<String> PROCESSES = List.of("inventory-service", "order-service", "gateway");
   static final String STACK = "whole stack";
-  static final String WITHOUT = "without archive";
-  static final String WITH = "with archive";
   private static final String GATEWAY_ID = "spiffe://warehouse.local/gateway";
   private static final long TIMEOUT_MS = 120_000;
   /** When resident memory is read after SERVING: the JVM's metrics are bound by then, the start's garbage not yet collected. */
@@ -54,7 +59,13 @@ public final class StartUp {
 
   private StartUp() {}
 
-  public static void run(Path root, Settings settings, Report report) throws Exception {
+  /** The JDK 25 to measure ({@link StartUpJvms#java25}): checked when the run starts, before any scenario. */
+  public static Optional<Path> java25(Optional<String> option, Optional<String> home) throws Exception {
+    return StartUpJvms.java25(option, home);
+  }
+
+  /** Runs the scenario; {@code java25} is a JDK 25's java ({@link StartUpJvms#java25}), empty when there is none. */
+  public static void run(Path root, Settings settings, Report report, Optional<Path> java25) throws Exception {
     Path work = root.resolve("target/bench-startup");
     Path logs = root.resolve("target/bench-logs");
     Path certs = work.resolve("certs");
@@ -65,11 +76,7 @@ public final class StartUp {
     ChannelCredentials clientCert = TlsChannelCredentials.newBuilder().trustManager(certs.resolve("ca.pem").toFile())
         .keyManager(certs.resolve("client.pem").toFile(), certs.resolve("client-key.pem").toFile()).build();
 
-    Map<String, Archive> archives = new LinkedHashMap<>();
-    for (String module : PROCESSES) {
-      archives.put(module, Archive.train(root, work, module));
-    }
-
+    List<Jvm> jvms = jvms(root, work, java25);
     String table = "bench-" + UUID.randomUUID();
     int n = settings.startupRuns();
     Map<String, Map<String, List<Long>>> runs = new LinkedHashMap<>();
@@ -77,62 +84,91 @@ public final class StartUp {
     try (MotoProcess moto = Stack.startMoto(root);
         DynamoDbAsyncClient dynamo = Stack.client(moto.endpoint())) {
       TableSetup.ensureTable(dynamo, table, Duration.ofMinutes(2));
-      Launcher launcher = new Launcher(root, logs, certs, tokens, policy, clientCert, archives,
-          baseEnv(moto.endpoint(), table));
+      Launcher launcher = new Launcher(root, logs, certs, tokens, policy, clientCert, baseEnv(moto.endpoint(), table));
 
       // Alone: each process with what it calls already serving (the order-service holds stock at the
       // inventory, the gateway forwards to both), so that nothing it waits for is counted.
-      aloneRuns(runs, rss, launcher, "inventory-service", Map.of(), n);
-      try (Proc inventory = launcher.start("inventory-service", "inventory-dependency", WITH, Map.of())) {
+      Jvm fastest = jvms.get(jvms.size() - 1);
+      aloneRuns(runs, rss, launcher, jvms, "inventory-service", Map.of(), n);
+      try (Proc inventory = launcher.start("inventory-service", "inventory-dependency", fastest, Map.of())) {
         launcher.await(inventory);
         Map<String, String> toInventory = Map.of("INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort);
-        aloneRuns(runs, rss, launcher, "order-service", toInventory, n);
-        try (Proc orders = launcher.start("order-service", "order-dependency", WITH, toInventory)) {
+        aloneRuns(runs, rss, launcher, jvms, "order-service", toInventory, n);
+        try (Proc orders = launcher.start("order-service", "order-dependency", fastest, toInventory)) {
           launcher.await(orders);
-          aloneRuns(runs, rss, launcher, "gateway", Map.of("INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort,
-              "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort), n);
+          aloneRuns(runs, rss, launcher, jvms, "gateway", Map.of("INVENTORY_ADDRESSES",
+              "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort), n);
         }
       }
 
-      stack(launcher, WITHOUT); // unmeasured, as the first start of each process above
+      for (Jvm jvm : jvms) {
+        stack(launcher, jvm); // unmeasured, as the first start of each process above
+      }
       for (int i = 0; i < n; i++) {
-        for (String mode : order(i)) {
-          runs.computeIfAbsent(mode, m -> new LinkedHashMap<>()).computeIfAbsent(STACK, p -> new ArrayList<>())
-              .add(stack(launcher, mode));
+        for (Jvm jvm : StartUpJvms.rotated(jvms, i)) {
+          runs.computeIfAbsent(jvm.key(), m -> new LinkedHashMap<>()).computeIfAbsent(STACK, p -> new ArrayList<>())
+              .add(stack(launcher, jvm));
         }
       }
     }
-    write(report, runs, rss, archives, n);
+    write(report, jvms, runs, rss, n, java25.isPresent());
+  }
+
+  /**
+   * The benchmark's own java without and with each jar's archive, then the JDK 25 without and with each jar's
+   * cache: the fastest way last, which also starts what the processes alone call.
+   */
+  private static List<Jvm> jvms(Path root, Path work, Optional<Path> java25) throws Exception {
+    Path own = Stack.ownJava();
+    String ownVersion = StartUpJvms.version(own);
+    int ownFeature = StartUpJvms.feature(ownVersion);
+    Map<String, Trained> archives = new LinkedHashMap<>();
+    Map<String, Trained> caches = new LinkedHashMap<>();
+    for (String module : PROCESSES) {
+      Path jar = Jars.of(root).jar(module);
+      archives.put(module, StartUpJvms.archive(own, jar, work, module));
+      if (java25.isPresent()) {
+        caches.put(module, StartUpJvms.aotCache(java25.get(), jar, work, module));
+      }
+    }
+    // Keys by role, not by release: the benchmark may itself run on a JDK 25.
+    List<Jvm> jvms = new ArrayList<>(List.of(
+        new Jvm("plain", "JDK " + ownFeature, own, ownVersion, Map.of()),
+        new Jvm("cds", "JDK " + ownFeature + " + CDS archive", own, ownVersion, archives)));
+    if (java25.isPresent()) {
+      String version = StartUpJvms.version(java25.get());
+      int feature = StartUpJvms.feature(version);
+      jvms.add(new Jvm("plain_25", "JDK " + feature, java25.get(), version, Map.of()));
+      jvms.add(new Jvm("aot", "JDK " + feature + " + AOT cache", java25.get(), version, caches));
+    }
+    return jvms;
   }
 
   private static void aloneRuns(Map<String, Map<String, List<Long>>> runs, Map<String, Map<String, List<Long>>> rss,
-      Launcher launcher, String module, Map<String, String> env, int n) throws Exception {
-    launcher.alone(module, WITHOUT, env); // unmeasured
+      Launcher launcher, List<Jvm> jvms, String module, Map<String, String> env, int n) throws Exception {
+    for (Jvm jvm : jvms) {
+      launcher.alone(module, jvm, env); // unmeasured
+    }
     for (int i = 0; i < n; i++) {
-      for (String mode : order(i)) {
-        Start start = launcher.alone(module, mode, env);
-        runs.computeIfAbsent(mode, m -> new LinkedHashMap<>()).computeIfAbsent(module, p -> new ArrayList<>())
+      for (Jvm jvm : StartUpJvms.rotated(jvms, i)) {
+        Start start = launcher.alone(module, jvm, env);
+        runs.computeIfAbsent(jvm.key(), m -> new LinkedHashMap<>()).computeIfAbsent(module, p -> new ArrayList<>())
             .add(start.ms());
-        rss.computeIfAbsent(mode, m -> new LinkedHashMap<>()).computeIfAbsent(module, p -> new ArrayList<>())
+        rss.computeIfAbsent(jvm.key(), m -> new LinkedHashMap<>()).computeIfAbsent(module, p -> new ArrayList<>())
             .add(start.rssBytes() >> 20);
       }
     }
   }
 
-  /** Without first in even rounds, with first in odd ones. */
-  private static List<String> order(int round) {
-    return round % 2 == 0 ? List.of(WITHOUT, WITH) : List.of(WITH, WITHOUT);
-  }
-
   /** Milliseconds from the first launch to the gateway's SERVING: the services together, the gateway once they serve. */
-  private static long stack(Launcher launcher, String mode) throws Exception {
+  private static long stack(Launcher launcher, Jvm jvm) throws Exception {
     long launched = System.nanoTime();
-    try (Proc inventory = launcher.start("inventory-service", "stack-inventory-service", mode, Map.of());
-        Proc orders = launcher.start("order-service", "stack-order-service", mode,
+    try (Proc inventory = launcher.start("inventory-service", "stack-inventory-service", jvm, Map.of());
+        Proc orders = launcher.start("order-service", "stack-order-service", jvm,
             Map.of("INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort))) {
       launcher.await(inventory);
       launcher.await(orders);
-      try (Proc gateway = launcher.start("gateway", "stack-gateway", mode, Map.of(
+      try (Proc gateway = launcher.start("gateway", "stack-gateway", jvm, Map.of(
           "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort))) {
         launcher.await(gateway);
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - launched);
@@ -150,42 +186,11 @@ public final class StartUp {
     return env;
   }
 
-  /** A jar's archive as this scenario trained it: where, how long the training run took, and its size. */
-  record Archive(Path file, long trainingMs, long bytes) {
-
-    static Archive train(Path root, Path work, String module) throws IOException, InterruptedException {
-      Files.createDirectories(work);
-      Path file = work.resolve(module + ".jsa");
-      Files.deleteIfExists(file);
-      Path jar = root.resolve(module).resolve("target").resolve(module + ".jar");
-      long started = System.nanoTime();
-      Process process = new ProcessBuilder(java(), "-XX:ArchiveClassesAtExit=" + file, "-jar", jar.toString(),
-          "train-cds").redirectErrorStream(true).redirectOutput(work.resolve(module + "-train-cds.log").toFile()).start();
-      if (!process.waitFor(5, TimeUnit.MINUTES) || process.exitValue() != 0 || !Files.exists(file)) {
-        process.destroyForcibly();
-        throw new IllegalStateException(module + ".jar train-cds made no archive; see "
-            + work.resolve(module + "-train-cds.log"));
-      }
-      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-      // -Xshare:auto would start without an archive it cannot use and measure nothing: make sure it maps.
-      Process check = new ProcessBuilder(java(), "-XX:SharedArchiveFile=" + file, "-Xshare:on", "-cp", jar.toString(),
-          "-version").redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-      if (!check.waitFor(1, TimeUnit.MINUTES) || check.exitValue() != 0) {
-        throw new IllegalStateException("the JVM does not use " + file + " with " + jar);
-      }
-      return new Archive(file, ms, Files.size(file));
-    }
-
-    List<String> flags() {
-      return List.of("-XX:SharedArchiveFile=" + file, "-Xshare:auto");
-    }
-  }
-
-  /** Starts one process of the stack with run.sh's settings, without or with its archive. */
+  /** Starts one process of the stack with run.sh's settings, on one of the JVMs. */
   private record Launcher(Path root, Path logs, Path certs, Path tokens, Path policy, ChannelCredentials clientCert,
-      Map<String, Archive> archives, Map<String, String> baseEnv) {
+      Map<String, String> baseEnv) {
 
-    Proc start(String module, String name, String mode, Map<String, String> extra) throws IOException {
+    Proc start(String module, String name, Jvm jvm, Map<String, String> extra) throws IOException {
       Map<String, String> env = new LinkedHashMap<>(baseEnv);
       if (module.equals("gateway")) {
         env.keySet().removeIf(v -> v.startsWith("DYNAMODB_") || v.startsWith("TABLE_") || v.startsWith("PAGE_TOKEN"));
@@ -206,8 +211,7 @@ public final class StartUp {
         }
       }
       env.putAll(extra);
-      List<String> flags = mode.equals(WITH) ? archives.get(module).flags() : List.of();
-      return Stack.java(root, logs, module, name, env, flags);
+      return Stack.java(root, logs, module, name, env, jvm.java(), jvm.flags(module));
     }
 
     private Map<String, String> identity(String workload) {
@@ -223,9 +227,9 @@ public final class StartUp {
     }
 
     /** One start of {@code module} alone: launch, SERVING, its resident memory a second later, stop. */
-    Start alone(String module, String mode, Map<String, String> extra) throws Exception {
+    Start alone(String module, Jvm jvm, Map<String, String> extra) throws Exception {
       for (int attempt = 1; ; attempt++) {
-        try (Proc proc = start(module, module + "-alone", mode, extra)) {
+        try (Proc proc = start(module, module + "-alone", jvm, extra)) {
           long ms;
           try {
             ms = await(proc);
@@ -244,53 +248,91 @@ public final class StartUp {
     }
   }
 
-  private static void write(Report report, Map<String, Map<String, List<Long>>> runs,
-      Map<String, Map<String, List<Long>>> rss, Map<String, Archive> archives, int n) {
+  static void write(Report report, List<Jvm> jvms, Map<String, Map<String, List<Long>>> runs,
+      Map<String, Map<String, List<Long>>> rss, int n, boolean aotMeasured) {
+    // The targets are judged on the way the image starts: the AOT cache, or the archive when it was not measured.
+    Jvm judged = jvms.get(jvms.size() - 1);
+    List<String> headers = new ArrayList<>(List.of("Process"));
+    jvms.forEach(jvm -> headers.add(jvm.label() + ": median [runs]"));
+    if (!aotMeasured) {
+      headers.add("JDK 25 + AOT cache");
+    }
+    headers.addAll(List.of("Target (ms)", "Met (" + judged.label() + ")"));
     List<List<String>> rows = new ArrayList<>();
     Map<String, Object> data = new LinkedHashMap<>();
     for (String process : List.of("inventory-service", "order-service", "gateway", STACK)) {
-      List<Long> without = runs.get(WITHOUT).get(process);
-      List<Long> with = runs.get(WITH).get(process);
       long target = process.equals(STACK) ? STACK_TARGET_MS : ALONE_TARGET_MS;
-      rows.add(List.of(process.equals(STACK) ? STACK : process + " alone", median(without) + " " + without,
-          median(with) + " " + with, "< " + target, median(with) < target ? "yes" : "**no**"));
-      data.put(process, Map.of("without_archive_ms", without, "with_archive_ms", with, "target_ms", target));
+      List<String> row = new ArrayList<>(List.of(process.equals(STACK) ? STACK : process + " alone"));
+      Map<String, Object> processData = new LinkedHashMap<>();
+      for (Jvm jvm : jvms) {
+        List<Long> ms = runs.get(jvm.key()).get(process);
+        row.add(median(ms) + " " + ms);
+        processData.put(jvm.key() + "_ms", ms);
+      }
+      if (!aotMeasured) {
+        row.add("not measured");
+      }
+      long judgedMedian = median(runs.get(judged.key()).get(process));
+      row.addAll(List.of("< " + target, judgedMedian < target ? "yes" : "**no**"));
+      rows.add(row);
+      processData.put("target_ms", target);
+      processData.put("judged_on", judged.key());
+      data.put(process, processData);
     }
-    List<List<String>> archiveRows = new ArrayList<>();
-    archives.forEach((module, archive) -> {
-      List<Long> without = rss.get(WITHOUT).get(module);
-      List<Long> with = rss.get(WITH).get(module);
-      archiveRows.add(List.of(module, Long.toString(archive.trainingMs()),
-          String.format(Locale.ROOT, "%.1f", archive.bytes() / (1024.0 * 1024.0)), median(without) + " " + without,
-          median(with) + " " + with));
-      data.put(module + "_archive", Map.of("training_ms", archive.trainingMs(), "bytes", archive.bytes(),
-          "rss_mib_without", without, "rss_mib_with", with));
-    });
+    List<String> jarHeaders = new ArrayList<>(List.of("Jar"));
+    List<Jvm> trainedJvms = jvms.stream().filter(jvm -> !jvm.trained().isEmpty()).toList();
+    trainedJvms.forEach(jvm -> jarHeaders.addAll(List.of(jvm.label() + ": training run (ms)", "size (MiB)")));
+    jvms.forEach(jvm -> jarHeaders.add("RSS " + jvm.label()));
+    List<List<String>> jarRows = new ArrayList<>();
+    for (String module : PROCESSES) {
+      List<String> row = new ArrayList<>(List.of(module));
+      Map<String, Object> jarData = new LinkedHashMap<>();
+      for (Jvm jvm : trainedJvms) {
+        Trained t = jvm.trained().get(module);
+        row.addAll(List.of(Long.toString(t.trainingMs()), String.format(Locale.ROOT, "%.1f", t.bytes() / (1024.0 * 1024.0))));
+        jarData.put(jvm.key() + "_training_ms", t.trainingMs());
+        jarData.put(jvm.key() + "_bytes", t.bytes());
+      }
+      for (Jvm jvm : jvms) {
+        List<Long> mib = rss.get(jvm.key()).get(module);
+        row.add(Long.toString(median(mib)));
+        jarData.put(jvm.key() + "_rss_mib", mib);
+      }
+      jarRows.add(row);
+      data.put(module + "_jar", jarData);
+    }
+    Map<String, String> versions = new LinkedHashMap<>();
+    jvms.forEach(jvm -> versions.put(jvm.key(), StartUpJvms.vm(jvm.version())));
+    data.put("jvms", versions);
+    Set<String> which = new LinkedHashSet<>();
+    jvms.forEach(jvm -> which.add(jvm.label().replace(" + CDS archive", "").replace(" + AOT cache", "") + " is "
+        + StartUpJvms.vm(jvm.version())));
     report.heading("5. Start-up")
-        .paragraph("From launching the JVM (`java -Xmx256m -jar …`) to its gRPC health check answering SERVING, "
-            + "without and with the class-data-sharing archive (`-XX:SharedArchiveFile`, made by each jar's "
-            + "`train-cds` run as `run.sh` and the image make it). Each process alone: the table already there and "
-            + "not checked (`TABLE_AUTO_CREATE` unset, as in production), what it calls already serving. The whole "
-            + "stack as compose starts it: both services at once, the gateway once they serve, timed from the first "
-            + "launch to the gateway serving. run.sh's settings: the services over mutual TLS, the gateway checking "
-            + "JWTs and calling them over mutual TLS. Median of " + n + " starts, in ms; runs without and with the "
-            + "archive alternate. The targets are the issue's, on this 2-core machine; met is judged with the archive.")
-        .table(List.of("Process", "Without archive: median [runs]", "With archive: median [runs]", "Target (ms)", "Met"),
-            rows)
-        .paragraph("The archives (one per jar, made once per build by the JVM that uses them), and each process's "
-            + "resident memory a second after it serves alone, without and with its archive (median [runs], MiB):")
-        .table(List.of("Jar", "Training run (ms)", "Archive (MiB)", "RSS without", "RSS with"), archiveRows)
+        .paragraph("From launching the JVM (`java -Xmx256m -jar …`) to its gRPC health check answering SERVING, on "
+            + "each JVM side by side: the benchmark's own without and with the class-data-sharing archive "
+            + "(`-XX:SharedArchiveFile`, as `run.sh` makes it on JDK 17), and a JDK 25 without and with the AOT cache "
+            + "(`-XX:AOTCache`, as the image and `run.sh` make it there), each made by each jar's `train-cds` run with "
+            + "the JVM that uses it. Each process alone: the table already there and not checked (`TABLE_AUTO_CREATE` "
+            + "unset, as in production), what it calls already serving. The whole stack as compose starts it: both "
+            + "services at once, the gateway once they serve, timed from the first launch to the gateway serving. "
+            + "run.sh's settings: the services over mutual TLS, the gateway checking JWTs and calling them over "
+            + "mutual TLS. Median of " + n + " starts, in ms; the JVMs take turns, in an order turned by one each "
+            + "round. The targets are the issue's, on this 2-core machine, judged on " + judged.label()
+            + (aotMeasured ? ", as the image starts." : ": no JDK 25 was given (`--java25 PATH` or `JAVA25_HOME`; "
+                + "`bench.sh` finds one as `run.sh` does), so its columns were not measured.")
+            + " " + String.join("; ", which) + ".")
+        .table(headers, rows)
+        .paragraph("The archives and caches (one per jar and JVM, made once per build by the JVM that uses them), "
+            + "and each process's resident memory a second after it serves alone (median, MiB):")
+        .table(jarHeaders, jarRows)
         .paragraph("What the start does, and what was moved off it: "
-            + "[performance-log.md](performance-log.md#start-up-class-data-sharing-and-lazy-work-issue-23).")
+            + "[performance-log.md](performance-log.md#start-up-class-data-sharing-and-lazy-work-issue-23); the "
+            + "move to JDK 25's AOT cache: [performance-log.md](performance-log.md#start-up-jdk-25s-aot-cache-issue-33).")
         .data("startup", data);
   }
 
   static long median(List<Long> runs) {
     List<Long> sorted = runs.stream().sorted().toList();
     return sorted.get(sorted.size() / 2);
-  }
-
-  private static String java() {
-    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
   }
 }

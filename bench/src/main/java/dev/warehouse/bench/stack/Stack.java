@@ -138,28 +138,35 @@ public final class Stack implements AutoCloseable {
 
   /** The same, named {@code name} (its log: {@code logs/NAME.log}): for a second JVM of one module. */
   public static Proc java(Path root, Path logs, String module, String name, Map<String, String> env) throws IOException {
-    return java(root, logs, module, name, env, List.of());
+    return java(root, logs, module, name, env, ownJava(), List.of());
   }
 
-  /** The same, with {@code jvmFlags} before {@code -jar} (scenario 5's class-data-sharing archive). */
-  public static Proc java(Path root, Path logs, String module, String name, Map<String, String> env,
+  /**
+   * The same, on the JVM {@code java} (a java executable) with {@code jvmFlags} before {@code -jar}: scenario 5's
+   * JVMs, each from its cache or archive.
+   */
+  public static Proc java(Path root, Path logs, String module, String name, Map<String, String> env, Path java,
       List<String> jvmFlags) throws IOException {
-    return java(Jars.of(root).jar(module), logs, name, env, jvmFlags);
+    return java(Jars.of(root).jar(module), logs, name, env, java, jvmFlags);
+  }
+
+  /** The java executable of the JVM running the benchmark. */
+  public static Path ownJava() {
+    return Path.of(System.getProperty("java.home"), "bin", "java");
   }
 
   private static Proc java(Jars jars, Path logs, String module, Map<String, String> env) throws IOException {
-    return java(jars.jar(module), logs, jars.name(module), env, List.of());
+    return java(jars.jar(module), logs, jars.name(module), env, ownJava(), List.of());
   }
 
-  private static Proc java(Path jar, Path logs, String name, Map<String, String> env, List<String> jvmFlags)
+  private static Proc java(Path jar, Path logs, String name, Map<String, String> env, Path java, List<String> jvmFlags)
       throws IOException {
     int grpc = Proc.freePort();
     int metrics = Proc.freePort();
     Map<String, String> all = new LinkedHashMap<>(env);
     all.put("GRPC_PORT", Integer.toString(grpc));
     all.put("METRICS_PORT", Integer.toString(metrics));
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m"));
+    List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m"));
     command.addAll(jvmFlags);
     command.addAll(List.of("-jar", jar.toString()));
     return Proc.start(name, command, all, logs, grpc, metrics);
