@@ -17,10 +17,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The class-data-sharing archive as the image and run.sh make and use it, with the packaged gateway jar: its
- * {@code train-cds} run writes an archive, a JVM of the jar maps its classes from it (the container probe's
- * JVM here, as Kubernetes and compose run it), and an archive that does not match the jar only costs the
- * speed-up: the JVM warns and runs without it.
+ * The class-data-sharing archive as run.sh makes and uses it on JDK 17, with the packaged gateway jar: its
+ * {@code train-cds} run writes an archive, a JVM of the jar maps its classes from it (the health probe's
+ * JVM here), and an archive that does not match the jar only costs the speed-up: the JVM warns and runs
+ * without it.
  */
 class ClassDataArchiveIT {
 

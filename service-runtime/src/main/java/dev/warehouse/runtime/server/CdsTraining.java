@@ -34,7 +34,9 @@ import org.slf4j.LoggerFactory;
  * real start path, answers the probe the container's health check makes and one call of its serving path,
  * stops, and exits 0, at which the JVM writes every class it loaded into the archive; a later
  * {@code java -XX:SharedArchiveFile=app.jsa -jar app.jar} maps them instead of loading and verifying them
- * from the jar (docs/operations/deploy.md#class-data-sharing).
+ * from the jar (docs/operations/deploy.md#class-data-sharing). On JDK 25 the same run trains the jar's AOT cache,
+ * as the image does: {@code java -XX:AOTCacheOutput=app.aot -jar app.jar train-cds}, used with
+ * {@code -XX:AOTCache=app.aot}.
  *
  * <p>The run needs nothing around it, so that an image's build can make it: it ignores the environment
  * and starts on a fixed configuration of its own, with its ports on loopback, mutual TLS with a throwaway
