@@ -20,7 +20,7 @@ import dev.warehouse.bench.standin.StandInBackend;
 import dev.warehouse.bench.standin.StandInDynamo;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.v1.OrderServiceGrpc;
-import dev.warehouse.runtime.server.JvmSetup;
+import dev.warehouse.runtime.process.JvmSetup;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -113,4 +113,21 @@ class ArchitectureTest {
   void noPackagesOfAServiceFormACycle(String service) {
     slices().matching("dev.warehouse." + service + ".(*)..").should().beFreeOfCycles().check(production);
   }
+
+  @Test
+  void noPackagesOfTheRuntimesFormACycle() {
+    slices().matching("dev.warehouse.runtime.(*)..").should().beFreeOfCycles()
+        .because("each runtime package sits on the ones below it: env and threads at the bottom, process on top of "
+            + "service-runtime, service on top of dynamo-runtime")
+        .check(production);
+  }
+
+  @Test
+  void onlyTheProcessAssemblyStartsAServer() {
+    noClasses().that().resideOutsideOfPackage("dev.warehouse.runtime.process..")
+        .should().callConstructor(dev.warehouse.runtime.process.GrpcServer.class,
+            io.grpc.ServerBuilder.class, List.class, List.class, java.time.Duration.class, java.time.Duration.class)
+        .because("every process is assembled in one place, ServerProcess; a plug-in adds what it serves")
+        .check(production);
+  }
 }

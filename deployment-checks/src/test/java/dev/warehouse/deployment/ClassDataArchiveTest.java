@@ -2,7 +2,7 @@ package dev.warehouse.deployment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.warehouse.runtime.server.CdsTraining;
+import dev.warehouse.runtime.process.CdsTraining;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

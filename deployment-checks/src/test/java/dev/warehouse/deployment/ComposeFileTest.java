@@ -12,8 +12,8 @@ import dev.warehouse.devkit.CertsCommand;
 import dev.warehouse.devkit.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.order.OrderMain;
-import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.server.HealthProbe;
+import dev.warehouse.runtime.config.StoreServiceConfig;
+import dev.warehouse.runtime.process.HealthProbe;
 import dev.warehouse.runtime.tls.PeerIdentity;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TransportSecurity;
@@ -161,7 +161,7 @@ class ComposeFileTest {
         GatewayConfig config = GatewayConfig.fromEnvironment(shutdown);
         drainAndGrace = config.shutdownDrain().plus(config.shutdownGrace());
       } else {
-        ServiceConfig config = ServiceConfig.fromEnvironment(name, 1, 1, shutdown);
+        StoreServiceConfig config = StoreServiceConfig.fromEnvironment(name, 1, 1, shutdown);
         drainAndGrace = config.shutdownDrain().plus(config.shutdownGrace());
       }
       Object period = services.get(name).get("stop_grace_period");

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.InventoryMain;
 import dev.warehouse.order.OrderMain;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

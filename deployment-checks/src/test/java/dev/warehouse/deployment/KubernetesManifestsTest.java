@@ -8,10 +8,11 @@ import dev.warehouse.devkit.CertsCommand;
 import dev.warehouse.devkit.DevTokens;
 import dev.warehouse.devkit.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.inventory.InventorySettings;
 import dev.warehouse.order.OrderMain;
 import dev.warehouse.runtime.audit.AuditPushgateway;
 import dev.warehouse.runtime.audit.PacedScan;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.tls.PeerIdentity;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TransportSecurity;
@@ -106,7 +107,7 @@ class KubernetesManifestsTest {
   private static final String PUSHGATEWAY = "pushgateway";
   /** The settings that say which table a process reads: an audit must read the one its service writes. */
   private static final List<String> TABLE_SETTINGS = List.of("AWS_REGION", "TABLE_NAME", "DYNAMODB_ENDPOINT",
-      InventoryMain.LOW_STOCK_SHARDS);
+      InventorySettings.LOW_STOCK_SHARDS);
   private static final Pattern DAILY = Pattern.compile("(\\d{1,2}) (\\d{1,2}) \\* \\* \\*");
   private static final Pattern NOT_RUNNING_AFTER = Pattern.compile("> (\\d+) \\* 86400");
   /** The JVM's own variable (the Dockerfile sets it too); every other one must be the process's. */
@@ -441,7 +442,7 @@ class KubernetesManifestsTest {
       if (name.equals("gateway")) {
         GatewayConfig.fromEnvironment(settings);
       } else {
-        ServiceConfig.fromEnvironment(name, defaultGrpcPort(name), defaultMetricsPort(name), settings);
+        StoreServiceConfig.fromEnvironment(name, defaultGrpcPort(name), defaultMetricsPort(name), settings);
       }
     }
   }
@@ -487,7 +488,7 @@ class KubernetesManifestsTest {
         GatewayConfig config = GatewayConfig.fromEnvironment(shutdown);
         drainAndGrace = config.shutdownDrain().plus(config.shutdownGrace());
       } else {
-        ServiceConfig config = ServiceConfig.fromEnvironment(name, 1, 1, shutdown);
+        StoreServiceConfig config = StoreServiceConfig.fromEnvironment(name, 1, 1, shutdown);
         drainAndGrace = config.shutdownDrain().plus(config.shutdownGrace());
       }
       Duration preStop = Duration.ZERO;
@@ -1047,7 +1048,7 @@ class KubernetesManifestsTest {
       Map<String, String> env = literalEnv(what, container);
       Set<String> own = new HashSet<>(env.keySet());
       own.remove(JVM_OPTIONS);
-      // ServiceConfig.variables(), and for the inventory audit its shard count (InventoryMain.variables()).
+      // StoreServiceConfig.variables(), and for the inventory audit its shard count (InventoryMain.variables()).
       assertThat(variablesRead(service)).as(what + " reads").containsAll(own);
       assertThat(env.values()).as(what + ": nothing secret").doesNotContain("valueFrom");
       Map<String, String> serviceEnv = env(overlay, service);
@@ -1055,7 +1056,7 @@ class KubernetesManifestsTest {
         assertThat(env.get(setting)).as(what + " " + setting + ", as " + service + " has it").isEqualTo(serviceEnv.get(setting));
       }
       assertThat(env).containsEntry("AUDIT_PUSHGATEWAY_URL", pushgateway);
-      ServiceConfig config = ServiceConfig.fromEnvironment(service, defaultGrpcPort(service), defaultMetricsPort(service), env);
+      StoreServiceConfig config = StoreServiceConfig.fromEnvironment(service, defaultGrpcPort(service), defaultMetricsPort(service), env);
       assertThat(config.auditPushgateway()).contains(URI.create(pushgateway));
 
       // The heap follows the limit as for the services; nothing else runs beside it (no probes).

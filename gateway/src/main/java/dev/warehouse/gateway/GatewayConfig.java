@@ -3,9 +3,9 @@ package dev.warehouse.gateway;
 import dev.warehouse.gateway.auth.AuthConfig;
 import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.admission.AdmissionConfig;
-import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.env.EnvReader;
 import dev.warehouse.runtime.log.Fields;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.process.ProcessSettings;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
 import java.time.Duration;
@@ -94,8 +94,8 @@ public record GatewayConfig(
       Duration defaultDeadline, Duration minForwardBudget, Duration circuitOpenFor, Duration shutdownDrain,
       Duration shutdownGrace) {
     this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, DEFAULT_RESOLVE_PERIOD, defaultDeadline,
-        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, ServiceConfig.ALL_INTERFACES,
-        ServiceConfig.ALL_INTERFACES, TlsConfig.PLAINTEXT, Map.of(), AuthConfig.NONE,
+        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, ProcessSettings.ALL_INTERFACES,
+        ProcessSettings.ALL_INTERFACES, TlsConfig.PLAINTEXT, Map.of(), AuthConfig.NONE,
         AdmissionConfig.DEFAULT.withMaxStreams(AdmissionConfig.GATEWAY_MAX_STREAMS), Optional.empty());
   }
 
@@ -152,11 +152,11 @@ public record GatewayConfig(
         Duration.ofMillis(reader.positiveLong("DEFAULT_DEADLINE_MS", DEFAULT_DEADLINE.toMillis())),
         Duration.ofMillis(reader.positiveLong("MIN_FORWARD_BUDGET_MS", DEFAULT_MIN_FORWARD_BUDGET.toMillis())),
         Duration.ofSeconds(reader.positiveLong("CIRCUIT_OPEN_SECONDS", DEFAULT_CIRCUIT_OPEN.getSeconds())),
-        Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", ServiceConfig.DEFAULT_SHUTDOWN_DRAIN.toMillis())),
+        Duration.ofMillis(reader.nonNegativeLong("SHUTDOWN_DRAIN_MS", ProcessSettings.DEFAULT_SHUTDOWN_DRAIN.toMillis())),
         Duration.ofSeconds(
-            reader.positiveLong("SHUTDOWN_GRACE_SECONDS", ServiceConfig.DEFAULT_SHUTDOWN_GRACE.getSeconds())),
-        reader.bindAddress("GRPC_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
-        reader.bindAddress("METRICS_BIND_ADDRESS", ServiceConfig.ALL_INTERFACES),
+            reader.positiveLong("SHUTDOWN_GRACE_SECONDS", ProcessSettings.DEFAULT_SHUTDOWN_GRACE.getSeconds())),
+        reader.bindAddress("GRPC_BIND_ADDRESS", ProcessSettings.ALL_INTERFACES),
+        reader.bindAddress("METRICS_BIND_ADDRESS", ProcessSettings.ALL_INTERFACES),
         tls,
         readBackendTls(reader, tls),
         AuthConfig.read(reader),
@@ -182,6 +182,12 @@ public record GatewayConfig(
     BACKEND_PREFIXES.forEach((backend, prefix) ->
         channels.put(backend, mode.withServers(reader, prefix + "TRUSTED_PEERS", "BACKEND_TLS_MODE")));
     return channels;
+  }
+
+  /** What the process assembly reads: ports, addresses, TLS and the stop. */
+  public ProcessSettings process() {
+    return new ProcessSettings("gateway", grpcBindAddress, grpcPort, metricsBindAddress, metricsPort, healthPort, tls,
+        admission.maxStreams(), shutdownDrain, shutdownGrace);
   }
 
   /** The fields of the start-up log line: every setting, no secrets. */

@@ -14,9 +14,9 @@ import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.runtime.discovery.AddressLookup;
-import dev.warehouse.runtime.log.Events;
-import dev.warehouse.runtime.server.CdsTraining;
-import dev.warehouse.runtime.server.JvmSetup;
+import dev.warehouse.runtime.process.CdsTraining;
+import dev.warehouse.runtime.process.JvmSetup;
+import dev.warehouse.runtime.process.ProcessMain;
 import io.grpc.Metadata;
 import io.grpc.stub.MetadataUtils;
 import java.nio.file.Files;
@@ -27,8 +27,6 @@ import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Starts the gateway ({@code java -jar gateway.jar}), or makes the training run of its class-data-sharing archive
@@ -42,7 +40,6 @@ public final class GatewayMain {
     JvmSetup.configureNetty();
   }
 
-  private static final Logger log = LoggerFactory.getLogger(GatewayMain.class);
   private static final String TRAINING_ISSUER = "cds-training";
   private static final String TRAINING_AUDIENCE = "cds-training";
 
@@ -55,16 +52,7 @@ public final class GatewayMain {
       CdsTraining.runAndExit("gateway", GatewayMain::train);
     }
     GatewayConfig config = GatewayConfig.fromEnvironment(System.getenv());
-    GatewayProcess gateway;
-    try {
-      gateway = GatewayProcess.start(config);
-    } catch (Exception e) {
-      Events.error(log, "start_failed").addKeyValue("service", "gateway").setCause(e).log();
-      System.exit(1);
-      return;
-    }
-    Runtime.getRuntime().addShutdownHook(new Thread(gateway::close, "graceful-shutdown"));
-    gateway.awaitTermination();
+    ProcessMain.serve("gateway", () -> GatewayProcess.start(config).process());
   }
 
   /**

@@ -2,8 +2,8 @@ package dev.warehouse.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.warehouse.runtime.server.CdsTraining;
-import dev.warehouse.runtime.server.HealthProbe;
+import dev.warehouse.runtime.process.CdsTraining;
+import dev.warehouse.runtime.process.HealthProbe;
 import dev.warehouse.testing.LogLines;
 import java.io.IOException;
 import java.net.ServerSocket;

@@ -17,7 +17,7 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import dev.warehouse.runtime.admission.AdmissionConfig;
-import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.process.GrpcServer;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -88,13 +88,13 @@ class GatewayAdmissionTest {
   }
 
   private final HeldOrders backend = new HeldOrders();
-  private ServiceServer backendServer;
+  private GrpcServer backendServer;
   private GatewayProcess gateway;
   private ManagedChannel channel;
 
   @BeforeEach
   void start() throws Exception {
-    backendServer = new ServiceServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ZERO,
+    backendServer = new GrpcServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ZERO,
         Duration.ofSeconds(1)).start();
     String address = "127.0.0.1:" + backendServer.port();
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of(address), List.of(address), Duration.ofSeconds(10),

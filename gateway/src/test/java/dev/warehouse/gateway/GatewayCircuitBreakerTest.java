@@ -10,7 +10,7 @@ import com.google.rpc.ErrorInfo;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderServiceGrpc;
-import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.process.GrpcServer;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -80,14 +80,14 @@ class GatewayCircuitBreakerTest {
   private static final GetOrderRequest GET = GetOrderRequest.newBuilder().setOrderId("O-1").build();
 
   private static final SlowOrders backend = new SlowOrders();
-  private static ServiceServer backendServer;
+  private static GrpcServer backendServer;
   private GatewayProcess gateway;
   private ManagedChannel channel;
   private Outcomes outcomes;
 
   @BeforeAll
   static void startBackend() throws Exception {
-    backendServer = new ServiceServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ZERO,
+    backendServer = new GrpcServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ZERO,
         Duration.ofSeconds(1)).start();
   }
 

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.SerialItem;
-import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.process.GrpcServer;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -50,13 +50,13 @@ class GatewayDeadlineTest {
   }
 
   private static final SlowInventory backend = new SlowInventory();
-  private static ServiceServer backendServer;
+  private static GrpcServer backendServer;
   private static GatewayProcess gateway;
   private static ManagedChannel channel;
 
   @BeforeAll
   static void start() throws Exception {
-    backendServer = new ServiceServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ZERO,
+    backendServer = new GrpcServer(NettyServerBuilder.forPort(0), List.of(backend), List.of(), Duration.ZERO,
         Duration.ofSeconds(1)).start();
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + backendServer.port()),
         List.of("127.0.0.1:" + backendServer.port()), Duration.ofMillis(400), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,

@@ -9,7 +9,7 @@ import dev.warehouse.runtime.discovery.AddressLookup;
 import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
-import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.process.GrpcServer;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
@@ -231,7 +231,7 @@ class GatewayDiscoveryTest {
    */
   private static final class Instance implements AutoCloseable {
     private final InetAddress ip;
-    private final ServiceServer server;
+    private final GrpcServer server;
     private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -246,7 +246,7 @@ class GatewayDiscoveryTest {
           return next.startCall(call, headers);
         }
       };
-      this.server = new ServiceServer(NettyServerBuilder.forAddress(new InetSocketAddress(this.ip, port)),
+      this.server = new GrpcServer(NettyServerBuilder.forAddress(new InetSocketAddress(this.ip, port)),
           List.of(new Inventory(), new Admin()), List.of(counting), Duration.ZERO, Duration.ofSeconds(1)).start();
     }
 

@@ -23,7 +23,8 @@ import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.PlaceOrderRequest;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.testing.Reflection;
 import dev.warehouse.runtime.testing.TestServices;
 import io.grpc.ManagedChannel;
@@ -53,8 +54,8 @@ class GatewayHotKeysTest {
 
   private static final int READS = 30;
 
-  private static ServiceProcess inventory;
-  private static ServiceProcess orders;
+  private static ServerProcess inventory;
+  private static ServerProcess orders;
   private static String deadOrderInstance;
   private static GatewayProcess gateway;
   private static ManagedChannel channel;
@@ -64,8 +65,8 @@ class GatewayHotKeysTest {
   @BeforeAll
   static void start() throws Exception {
     String table = TestServices.uniqueTableName();
-    inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services, List.of());
-    orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table),
+    inventory = DynamoPlugin.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services, List.of());
+    orders = DynamoPlugin.start(TestServices.config(OrderMain.SERVICE_NAME, table),
         OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort())), List.of());
     try (ServerSocket socket = new ServerSocket(0)) {
       deadOrderInstance = "127.0.0.1:" + socket.getLocalPort();

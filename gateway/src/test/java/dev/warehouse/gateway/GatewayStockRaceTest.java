@@ -15,7 +15,8 @@ import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.testing.Statuses;
 import dev.warehouse.runtime.testing.StrictMoto;
 import dev.warehouse.runtime.testing.TestServices;
@@ -50,8 +51,8 @@ class GatewayStockRaceTest {
 
   private static final int BUYERS = 40;
 
-  private static ServiceProcess inventory;
-  private static ServiceProcess orders;
+  private static ServerProcess inventory;
+  private static ServerProcess orders;
   private static GatewayProcess gateway;
   private static ManagedChannel channel;
   private static String table;
@@ -60,9 +61,9 @@ class GatewayStockRaceTest {
   static void start() throws Exception {
     table = TestServices.uniqueTableName();
     StrictMoto.table(table).conflictRate(0.2).apply();
-    inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services,
+    inventory = DynamoPlugin.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services,
         List.of());
-    orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table),
+    orders = DynamoPlugin.start(TestServices.config(OrderMain.SERVICE_NAME, table),
         OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort())), List.of());
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + inventory.grpcPort()),
         List.of("127.0.0.1:" + orders.grpcPort()), Duration.ofSeconds(10), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,

@@ -18,9 +18,11 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
-import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.service.ServiceContext;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.config.StoreServiceConfig;
+import dev.warehouse.runtime.process.ProcessSettings;
+import dev.warehouse.runtime.service.StoreContext;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.runtime.testing.RecordingInterceptor;
 import dev.warehouse.runtime.testing.TestServices;
 import io.grpc.BindableService;
@@ -50,7 +52,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A rolling restart behind the gateway, in one JVM: two instances of each service, each stopped in turn
- * as its shutdown hook stops it on SIGTERM ({@link ServiceProcess#close}) and started again on its port
+ * as its shutdown hook stops it on SIGTERM ({@link ServerProcess#close}) and started again on its port
  * (the gateway's address lists are static), while writes the gateway never retries
  * (UpdateOrderStatus, PutProductInventory, PutSerialItem) stream through the gateway. None may fail.
  */
@@ -64,23 +66,23 @@ class RollingRestartTest {
 
   /** One instance of a service on a fixed port, which can be stopped and started again on it. */
   private static final class Instance implements AutoCloseable {
-    final ServiceConfig config;
-    final Function<ServiceContext, List<BindableService>> services;
+    final StoreServiceConfig config;
+    final Function<StoreContext, List<BindableService>> services;
     volatile RecordingInterceptor recorder;
-    volatile ServiceProcess process;
+    volatile ServerProcess process;
 
     /** An instance on a port of its own, with the production drain delay. */
-    Instance(String serviceName, String table, Function<ServiceContext, List<BindableService>> services) {
-      ServiceConfig test = TestServices.config(serviceName, table);
-      this.config = new ServiceConfig(test.serviceName(), freePort(), test.metricsPort(), test.dynamoEndpoint(),
+    Instance(String serviceName, String table, Function<StoreContext, List<BindableService>> services) {
+      StoreServiceConfig test = TestServices.config(serviceName, table);
+      this.config = new StoreServiceConfig(test.serviceName(), freePort(), test.metricsPort(), test.dynamoEndpoint(),
           test.region(), test.tableName(), test.createTable(), test.pageTokenKey(), test.dynamoCallTimeout(),
-          test.dynamoIoThreads(), ServiceConfig.DEFAULT_SHUTDOWN_DRAIN, test.shutdownGrace(), test.hotKeyLogShare());
+          test.dynamoIoThreads(), ProcessSettings.DEFAULT_SHUTDOWN_DRAIN, test.shutdownGrace(), test.hotKeyLogShare());
       this.services = services;
     }
 
     Instance start() throws IOException {
       recorder = new RecordingInterceptor();
-      process = ServiceProcess.start(config, services, List.of(recorder));
+      process = DynamoPlugin.start(config, services, List.of(recorder));
       recorder.clear(); // the start-up's own requests (DescribeTable): only calls count from here on
       return this;
     }

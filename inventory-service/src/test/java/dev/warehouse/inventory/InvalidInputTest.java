@@ -36,7 +36,7 @@ class InvalidInputTest {
   static void start() throws Exception {
     // No expiry sweep during the test: its queries, slow on a loaded machine, would land among the requests of
     // the invalid call whose "nothing sent" is checked.
-    inventory = new InventoryFixture(new InventoryMain.ReservationSettings(Duration.ofSeconds(60), Duration.ofHours(1)));
+    inventory = new InventoryFixture(InventorySettings.DEFAULT.withReservations(Duration.ofSeconds(60), Duration.ofHours(1)));
   }
 
   @AfterAll

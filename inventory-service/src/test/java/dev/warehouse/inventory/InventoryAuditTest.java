@@ -13,7 +13,7 @@ import dev.warehouse.inventory.v1.ConfirmReservationRequest;
 import dev.warehouse.inventory.v1.ReleaseReservationRequest;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.testing.AuditChecks;
 import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.TestServices;
@@ -51,7 +51,7 @@ class InventoryAuditTest {
     return AuditChecks.runPushing(InventoryAudit.command(LowStockShards.DECLARED), config(table), "low_stock", ARGS);
   }
 
-  private static ServiceConfig config(String table) {
+  private static StoreServiceConfig config(String table) {
     return AuditChecks.config(table, MotoServer.endpoint(), Duration.ofSeconds(10));
   }
 

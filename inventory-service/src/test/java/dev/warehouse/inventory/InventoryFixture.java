@@ -6,8 +6,9 @@ import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.runtime.admission.AdmissionConfig;
-import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.config.StoreServiceConfig;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.RecordingInterceptor;
@@ -32,7 +33,7 @@ final class InventoryFixture implements AutoCloseable {
   final String table = TestServices.uniqueTableName();
   final RecordingInterceptor recorder = new RecordingInterceptor();
   final DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint());
-  final ServiceProcess process;
+  final ServerProcess process;
   final ManagedChannel channel;
   final InventoryServiceGrpc.InventoryServiceBlockingStub stub;
 
@@ -46,34 +47,29 @@ final class InventoryFixture implements AutoCloseable {
 
   /** With A7's markers on {@code shards} ({@code LOW_STOCK_SHARDS}) instead of the route's count. */
   InventoryFixture(LowStockShards shards) throws Exception {
-    this(CALL_TIMEOUT, shards);
+    this(CALL_TIMEOUT, InventorySettings.DEFAULT.withShards(shards), null);
   }
 
   private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards) throws Exception {
-    this(dynamoCallTimeout, shards, InventoryMain.ReservationSettings.DEFAULT);
+    this(dynamoCallTimeout, InventorySettings.DEFAULT.withShards(shards), null);
   }
 
-  /** With the reservations' hold and expiry-loop period of {@code reservations}. */
-  InventoryFixture(InventoryMain.ReservationSettings reservations) throws Exception {
-    this(CALL_TIMEOUT, LowStockShards.DECLARED, reservations);
-  }
-
-  private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards, InventoryMain.ReservationSettings reservations)
-      throws Exception {
-    this(dynamoCallTimeout, shards, reservations, null);
+  /** With {@code settings} (the reservations' hold and expiry-loop period, say). */
+  InventoryFixture(InventorySettings settings) throws Exception {
+    this(CALL_TIMEOUT, settings, null);
   }
 
   /** With the concurrency limit {@code admission} ({@code ADMISSION_*}). */
   InventoryFixture(AdmissionConfig admission) throws Exception {
-    this(CALL_TIMEOUT, LowStockShards.DECLARED, InventoryMain.ReservationSettings.DEFAULT, admission);
+    this(CALL_TIMEOUT, InventorySettings.DEFAULT, admission);
   }
 
   /** {@code admission} null: the test services' limit, which no test's callers reach. */
-  private InventoryFixture(Duration dynamoCallTimeout, LowStockShards shards, InventoryMain.ReservationSettings reservations,
-      AdmissionConfig admission) throws Exception {
-    ServiceConfig config = TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout);
-    process = ServiceProcess.start(admission == null ? config : config.withAdmission(admission),
-        context -> InventoryMain.services(context, shards, reservations), List.of(recorder));
+  private InventoryFixture(Duration dynamoCallTimeout, InventorySettings settings, AdmissionConfig admission)
+      throws Exception {
+    StoreServiceConfig config = TestServices.config(InventoryMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout);
+    process = DynamoPlugin.start(admission == null ? config : config.withAdmission(admission),
+        context -> InventoryMain.services(context, settings), List.of(recorder));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();
     stub = InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.HOURS);
   }

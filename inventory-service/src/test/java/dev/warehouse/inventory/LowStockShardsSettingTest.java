@@ -11,16 +11,16 @@ class LowStockShardsSettingTest {
 
   @Test
   void unset_isTheRoutesDeclaredCount_andASetCountIsUsed() {
-    assertThat(InventoryMain.lowStockShards(Map.of()).count()).isEqualTo(16);
-    assertThat(InventoryMain.lowStockShards(Map.of("LOW_STOCK_SHARDS", "64")).count()).isEqualTo(64);
-    assertThat(InventoryMain.lowStockShards(Map.of("LOW_STOCK_SHARDS", "1")).count()).isEqualTo(1);
+    assertThat(InventorySettings.fromEnvironment(Map.of()).shards().count()).isEqualTo(16);
+    assertThat(InventorySettings.fromEnvironment(Map.of("LOW_STOCK_SHARDS", "64")).shards().count()).isEqualTo(64);
+    assertThat(InventorySettings.fromEnvironment(Map.of("LOW_STOCK_SHARDS", "1")).shards().count()).isEqualTo(1);
     assertThat(InventoryMain.variables()).contains("LOW_STOCK_SHARDS", "TABLE_NAME");
   }
 
   @Test
   void outOfRangeOrMalformed_isRefused_namingTheVariable() {
     for (String bad : new String[] {"0", "101", "-4", "many"}) {
-      assertThatThrownBy(() -> InventoryMain.lowStockShards(Map.of("LOW_STOCK_SHARDS", bad)))
+      assertThatThrownBy(() -> InventorySettings.fromEnvironment(Map.of("LOW_STOCK_SHARDS", bad)).shards())
           .as(bad).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("LOW_STOCK_SHARDS");
     }
   }

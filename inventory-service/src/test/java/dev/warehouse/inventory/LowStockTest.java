@@ -15,7 +15,7 @@ import dev.warehouse.inventory.v1.ListLowStockResponse;
 import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.paging.PageTokenCodec;
 import dev.warehouse.runtime.testing.AuditChecks;
 import dev.warehouse.runtime.testing.DynamoFaultProxy.Fault;
@@ -191,7 +191,7 @@ class LowStockTest {
       assertThat(deployed.recorder.requests()).hasSize(4).allSatisfy(r -> assertThat(r).isInstanceOf(QueryRequest.class))
           .extracting(r -> ((QueryRequest) r).expressionAttributeValues().get(":pk").s())
           .containsExactlyInAnyOrder("LOW_STOCK#00", "LOW_STOCK#01", "LOW_STOCK#02", "LOW_STOCK#03");
-      ServiceConfig audit = AuditChecks.config(deployed.table, MotoServer.endpoint(), Duration.ofSeconds(10));
+      StoreServiceConfig audit = AuditChecks.config(deployed.table, MotoServer.endpoint(), Duration.ofSeconds(10));
       AuditChecks.Run own = AuditChecks.run(InventoryAudit.command(four), audit, "--pages-per-second", "500");
       assertThat(own.status()).as(own.output()).isZero();
       // The route's count looks for the markers elsewhere: each one it would place differently is reported.

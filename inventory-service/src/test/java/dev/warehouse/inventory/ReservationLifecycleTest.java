@@ -39,7 +39,7 @@ class ReservationLifecycleTest {
 
   @BeforeAll
   static void start() throws Exception {
-    inventory = new InventoryFixture(new InventoryMain.ReservationSettings(java.time.Duration.ofSeconds(60),
+    inventory = new InventoryFixture(InventorySettings.DEFAULT.withReservations(java.time.Duration.ofSeconds(60),
         java.time.Duration.ofSeconds(1)));
     dynamo = TestServices.dynamo(inventory.table);
   }

@@ -54,7 +54,7 @@ class RetrievalMapConformanceTest {
   @BeforeAll
   static void start() throws Exception {
     // No expiry sweep during the test: its queries would land among the requests of the call being checked.
-    inventory = new InventoryFixture(new InventoryMain.ReservationSettings(Duration.ofSeconds(60), Duration.ofHours(1)));
+    inventory = new InventoryFixture(InventorySettings.DEFAULT.withReservations(Duration.ofSeconds(60), Duration.ofHours(1)));
     policy = IamPolicyEvaluator.checkedIn(InventoryMain.SERVICE_NAME, inventory.table);
   }
 

@@ -24,8 +24,8 @@ import org.slf4j.event.KeyValuePair;
  * and {@code stack_trace} when it carries a throwable.
  *
  * <pre>
- * {"ts":"2026-07-26T10:00:10.000Z","level":"INFO","logger":"dev.warehouse.runtime.server.ServiceServer","thread":"graceful-shutdown","event":"draining","msg":"draining","drain_ms":1500}
- * 2026-07-26T10:00:10.000Z INFO dev.warehouse.runtime.server.ServiceServer event=draining drain_ms=1500
+ * {"ts":"2026-07-26T10:00:10.000Z","level":"INFO","logger":"dev.warehouse.runtime.process.GrpcServer","thread":"graceful-shutdown","event":"draining","msg":"draining","drain_ms":1500}
+ * 2026-07-26T10:00:10.000Z INFO dev.warehouse.runtime.process.GrpcServer event=draining drain_ms=1500
  * </pre>
  *
  * Values come from callers and exceptions, so every one is escaped: in JSON as a JSON string (numbers and

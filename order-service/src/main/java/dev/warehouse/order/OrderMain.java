@@ -14,7 +14,7 @@ import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.discovery.AddressLookup;
 import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.discovery.BackendInstances;
@@ -22,11 +22,12 @@ import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.discovery.EventLoops;
 import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.peer.PeerCalls;
-import dev.warehouse.runtime.server.CdsTraining;
-import dev.warehouse.runtime.server.DaemonThreads;
-import dev.warehouse.runtime.service.ServiceContext;
-import dev.warehouse.runtime.service.ServiceMain;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.process.CdsTraining;
+import dev.warehouse.runtime.threads.DaemonThreads;
+import dev.warehouse.runtime.service.StoreContext;
+import dev.warehouse.runtime.service.StoreServiceMain;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
@@ -71,10 +72,10 @@ public final class OrderMain {
     if (CdsTraining.requested(args)) {
       CdsTraining.runAndExit(SERVICE_NAME, OrderMain::train);
     }
-    ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
+    StoreServiceConfig config = StoreServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, System.getenv());
     OrderSettings settings = OrderSettings.fromEnvironment(System.getenv(), config.tls());
     settings.fields().addTo(Events.info(LoggerFactory.getLogger(OrderMain.class), "order_settings")).log();
-    ServiceMain.run(args, config, services(settings), (c, a, out) -> OrderAudit.run(c, a, out, settings.recoveryPeriod()));
+    StoreServiceMain.run(args, config, services(settings), (c, a, out) -> OrderAudit.run(c, a, out, settings.recoveryPeriod()));
   }
 
   /**
@@ -87,9 +88,9 @@ public final class OrderMain {
     env.put("INVENTORY_ADDRESSES", training.unreachableAddress());
     env.put("INVENTORY_TLS_MODE", "mtls");
     env.put("INVENTORY_TRUSTED_PEERS", CdsTraining.IDENTITY);
-    ServiceConfig config = ServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, env);
+    StoreServiceConfig config = StoreServiceConfig.fromEnvironment(SERVICE_NAME, DEFAULT_GRPC_PORT, DEFAULT_METRICS_PORT, env);
     OrderSettings settings = OrderSettings.fromEnvironment(env, config.tls());
-    try (ServiceProcess process = ServiceProcess.start(config, services(settings), List.of())) {
+    try (ServerProcess process = DynamoPlugin.start(config, services(settings), List.of())) {
       training.probe(process.grpcPort());
       training.call(process.grpcPort(), List.of(
           channel -> OrderServiceGrpc.newBlockingStub(channel)
@@ -106,7 +107,7 @@ public final class OrderMain {
 
   /** The environment variables the order-service reads. */
   public static List<String> variables() {
-    List<String> names = new ArrayList<>(ServiceConfig.variables());
+    List<String> names = new ArrayList<>(StoreServiceConfig.variables());
     OrderSettings.variables().stream().filter(name -> !names.contains(name)).forEach(names::add);
     return names;
   }
@@ -115,11 +116,11 @@ public final class OrderMain {
    * The production wiring, shared with the tests; public because the gateway's tests start order-service
    * instances in-process with it.
    */
-  public static Function<ServiceContext, List<BindableService>> services(OrderSettings settings) {
+  public static Function<StoreContext, List<BindableService>> services(OrderSettings settings) {
     return context -> services(context, settings);
   }
 
-  public static List<BindableService> services(ServiceContext context, OrderSettings settings) {
+  public static List<BindableService> services(StoreContext context, OrderSettings settings) {
     DynamoOrderRepository repository = new DynamoOrderRepository(context.store());
     OrderService service = new OrderService(repository, inventory(context, settings), context.clock(),
         Delay.on(context.scheduler()), settings.timings(), context.meterRegistry());
@@ -135,9 +136,9 @@ public final class OrderMain {
    * looks up its backends), health-checked by the reservation service's name, secured by
    * {@code INVENTORY_TLS_MODE} with this process's own identity, and guarded by a circuit breaker.
    */
-  static InventoryReservations inventory(ServiceContext context, OrderSettings settings) {
+  static InventoryReservations inventory(StoreContext context, OrderSettings settings) {
     ServiceDescriptor reservations = ReservationServiceProto.getDescriptor().findServiceByName("ReservationService");
-    ServiceContext.Resources resources = context.resources();
+    dev.warehouse.runtime.process.Resources resources = context.resources();
     ScheduledExecutorService resolver = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("inventory-resolver"));
     resources.closeOnStop(resolver::shutdownNow);
     BackendInstances instances = resources.closeOnStop(new BackendInstances(INVENTORY_SERVICE,

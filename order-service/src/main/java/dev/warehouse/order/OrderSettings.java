@@ -1,7 +1,7 @@
 package dev.warehouse.order;
 
 import dev.warehouse.order.domain.SagaTimings;
-import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.env.EnvReader;
 import dev.warehouse.runtime.discovery.BackendAddress;
 import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The order-service's own settings, besides every service's ({@code ServiceConfig}): how it reaches the
+ * The order-service's own settings, besides every service's ({@code StoreServiceConfig}): how it reaches the
  * inventory-service, and how its stock steps are finished.
  *
  * @param inventoryAddresses {@code INVENTORY_ADDRESSES}: the inventory-service's instances, {@code host:port} or

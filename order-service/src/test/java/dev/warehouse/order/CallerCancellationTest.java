@@ -5,8 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.warehouse.order.v1.GetOrderRequest;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderServiceGrpc;
-import dev.warehouse.runtime.config.ServiceConfig;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.config.StoreServiceConfig;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.testing.SilentEndpoint;
 import dev.warehouse.runtime.testing.TestServices;
 import io.grpc.Context;
@@ -32,20 +33,20 @@ import org.junit.jupiter.api.Test;
 class CallerCancellationTest {
 
   private static SilentEndpoint dynamo;
-  private static ServiceProcess process;
+  private static ServerProcess process;
   private static ManagedChannel channel;
 
   @BeforeAll
   static void start() throws Exception {
     dynamo = new SilentEndpoint();
-    ServiceConfig test = TestServices.config(OrderMain.SERVICE_NAME, TestServices.uniqueTableName(), dynamo.endpoint(),
+    StoreServiceConfig test = TestServices.config(OrderMain.SERVICE_NAME, TestServices.uniqueTableName(), dynamo.endpoint(),
         Duration.ofSeconds(2));
     // No table to create: this DynamoDB never answers.
-    ServiceConfig config = new ServiceConfig(test.serviceName(), 0, -1, test.dynamoEndpoint(), test.region(),
+    StoreServiceConfig config = new StoreServiceConfig(test.serviceName(), 0, -1, test.dynamoEndpoint(), test.region(),
         test.tableName(), false, test.pageTokenKey(), test.dynamoCallTimeout(), test.dynamoIoThreads(),
         test.shutdownDrain(), test.shutdownGrace(), test.hotKeyLogShare());
     // No inventory either: the order never gets as far as its stock.
-    process = ServiceProcess.start(config,
+    process = DynamoPlugin.start(config,
         OrderMain.services(OrderSettings.plaintext("127.0.0.1:1").withRecovery(Duration.ofSeconds(30), Duration.ZERO)),
         List.of());
     channel = NettyChannelBuilder.forAddress("127.0.0.1", process.grpcPort()).usePlaintext().build();

@@ -9,7 +9,7 @@ import dev.warehouse.order.store.OrderItems;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.testing.AuditChecks;
 import dev.warehouse.runtime.testing.MotoServer;
 import java.time.Duration;
@@ -45,7 +45,7 @@ class OrderAuditTest {
 
   private static final String[] ARGS = {"--segments", "3", "--pages-per-second", "500"};
 
-  private static ServiceConfig config() {
+  private static StoreServiceConfig config() {
     return AuditChecks.config(orders.table, MotoServer.endpoint(), Duration.ofSeconds(10));
   }
 
@@ -149,7 +149,7 @@ class OrderAuditTest {
     }
   }
 
-  private static ServiceConfig config(OrderFixture fixture) {
+  private static StoreServiceConfig config(OrderFixture fixture) {
     return AuditChecks.config(fixture.table, MotoServer.endpoint(), Duration.ofSeconds(10));
   }
 
@@ -197,7 +197,7 @@ class OrderAuditTest {
   }
 
   /** The audit command as the order-service runs it with its default recovery period. */
-  private static int auditWithDefaultPeriod(ServiceConfig config, String[] args, java.io.PrintStream out) {
+  private static int auditWithDefaultPeriod(StoreServiceConfig config, String[] args, java.io.PrintStream out) {
     return OrderAudit.run(config, args, out, OrderSettings.DEFAULT_RECOVERY_PERIOD);
   }
 }

@@ -15,7 +15,8 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.audit.AuditReport;
 import dev.warehouse.runtime.audit.PacedScan;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.testing.MetricsScrape;
 import dev.warehouse.runtime.testing.MotoServer;
@@ -55,8 +56,8 @@ final class OrderFixture implements AutoCloseable {
   final DynamoFaultProxy proxy = DynamoFaultProxy.start(MotoServer.endpoint());
   /** Between the inventory-service and moto: faults of the inventory's own DynamoDB calls. */
   final DynamoFaultProxy inventoryProxy = DynamoFaultProxy.start(MotoServer.endpoint());
-  final ServiceProcess inventory;
-  final ServiceProcess process;
+  final ServerProcess inventory;
+  final ServerProcess process;
   final ManagedChannel channel;
   final ManagedChannel inventoryChannel;
   final DynamoDbAsyncClient dynamo;
@@ -72,11 +73,11 @@ final class OrderFixture implements AutoCloseable {
 
   /** With the order-service's settings changed by {@code adjust} (a shorter recovery, say). */
   OrderFixture(Duration dynamoCallTimeout, java.util.function.UnaryOperator<OrderSettings> adjust) throws Exception {
-    inventory = ServiceProcess.start(
+    inventory = DynamoPlugin.start(
         TestServices.config(InventoryMain.SERVICE_NAME, table, inventoryProxy.endpoint(), CALL_TIMEOUT),
         InventoryMain::services, List.of());
     inventoryChannel = NettyChannelBuilder.forAddress("127.0.0.1", inventory.grpcPort()).usePlaintext().build();
-    process = ServiceProcess.start(
+    process = DynamoPlugin.start(
         TestServices.config(OrderMain.SERVICE_NAME, table, proxy.endpoint(), dynamoCallTimeout),
         OrderMain.services(adjust.apply(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort()))),
         List.of(recorder));

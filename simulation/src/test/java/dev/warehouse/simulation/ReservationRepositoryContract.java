@@ -12,7 +12,7 @@ import dev.warehouse.inventory.domain.ReservationChangedException;
 import dev.warehouse.inventory.domain.ReservationLine;
 import dev.warehouse.inventory.domain.ReservationRepository;
 import dev.warehouse.runtime.error.Failures;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -82,7 +82,7 @@ abstract class ReservationRepositoryContract {
     assertThat(await(repository().find(order, true))).isEmpty();
     assertThat(stock(product)).containsExactly(3, 0);
     assertThat(failure(repository().hold(held(order(), "P-none-" + UUID.randomUUID(), 1, T.plusSeconds(60)))))
-        .isInstanceOfSatisfying(ServiceException.class, e -> assertThat(e.reason()).isEqualTo("PRODUCT_INVENTORY_NOT_FOUND"));
+        .isInstanceOfSatisfying(ClientFacingException.class, e -> assertThat(e.reason()).isEqualTo("PRODUCT_INVENTORY_NOT_FOUND"));
   }
 
   @Test

@@ -7,7 +7,7 @@ import dev.warehouse.order.domain.OrderLine;
 import dev.warehouse.order.domain.StockReservations;
 import dev.warehouse.order.stock.InventoryReservations;
 import dev.warehouse.runtime.error.Failures;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.grpc.Status;
 import java.util.List;
@@ -77,7 +77,7 @@ final class SimInventoryLink implements StockReservations {
     return call("GetReservation " + orderId, orderId, r -> r.get(orderId, true))
         .thenApply(r -> Optional.of(state(r)))
         .exceptionally(failure -> {
-          if (Failures.cause(failure) instanceof ServiceException se && se.reason().equals("RESERVATION_NOT_FOUND")) {
+          if (Failures.cause(failure) instanceof ClientFacingException se && se.reason().equals("RESERVATION_NOT_FOUND")) {
             return Optional.empty();
           }
           throw Failures.cause(failure) instanceof RuntimeException re ? re : new IllegalStateException(failure);
@@ -141,7 +141,7 @@ final class SimInventoryLink implements StockReservations {
         return;
       }
       RuntimeException translated = InventoryReservations.translate(failure, orderId);
-      String reason = translated instanceof ServiceException se ? se.reason() : translated.getClass().getSimpleName();
+      String reason = translated instanceof ClientFacingException se ? se.reason() : translated.getClass().getSimpleName();
       sim.note(what + " #" + number + ": " + code + " " + reason);
       sim.count(what.substring(0, what.indexOf(' ')) + " " + reason);
       result.completeExceptionally(translated);

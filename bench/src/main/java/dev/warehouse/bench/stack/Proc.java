@@ -1,6 +1,6 @@
 package dev.warehouse.bench.stack;
 
-import dev.warehouse.runtime.server.HealthProbe;
+import dev.warehouse.runtime.process.HealthProbe;
 import io.grpc.ChannelCredentials;
 import io.grpc.InsecureChannelCredentials;
 import java.io.IOException;

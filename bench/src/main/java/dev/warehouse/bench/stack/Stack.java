@@ -1,6 +1,6 @@
 package dev.warehouse.bench.stack;
 
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.moto.MotoProcess;
 import java.io.IOException;
@@ -126,9 +126,9 @@ public final class Stack implements AutoCloseable {
 
   /** A DynamoDB client of the benchmark's own (loading data, counting), on {@code endpoint}. */
   public static DynamoDbAsyncClient client(URI endpoint) {
-    return DynamoClients.create(new ServiceConfig("bench", 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
-        "unused", false, Optional.empty(), Duration.ofMinutes(5), ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
-        Duration.ZERO, Duration.ofSeconds(1), ServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE), List.of());
+    return DynamoClients.create(new StoreServiceConfig("bench", 0, 0, Optional.of(endpoint), StoreServiceConfig.DEFAULT_REGION,
+        "unused", false, Optional.empty(), Duration.ofMinutes(5), StoreServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
+        Duration.ZERO, Duration.ofSeconds(1), StoreServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE), List.of());
   }
 
   /** A JVM of the project: {@code java -Xmx256m -jar MODULE/target/MODULE.jar} on free ports. */

@@ -21,7 +21,7 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
-import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.process.GrpcServer;
 import io.grpc.BindableService;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -111,7 +111,7 @@ public final class StandInBackend {
 
   /** Serves until killed. */
   public static void main(String[] args) throws Exception {
-    ServiceServer server = new ServiceServer(NettyServerBuilder.forPort(Integer.parseInt(args[0])).directExecutor(),
+    GrpcServer server = new GrpcServer(NettyServerBuilder.forPort(Integer.parseInt(args[0])).directExecutor(),
         services(), List.of(), Duration.ZERO, Duration.ofSeconds(1)).start();
     Runtime.getRuntime().addShutdownHook(new Thread(server::stop));
     server.awaitTermination();

@@ -1,6 +1,6 @@
 package dev.warehouse.runtime.audit;
 
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import io.github.resilience4j.ratelimiter.RequestNotPermitted;
 import java.io.PrintStream;
@@ -48,7 +48,7 @@ public final class AuditCommand {
   /** A service's audit as its command line runs it, e.g. {@code OrderAudit::run}: arguments in, exit status out. */
   @FunctionalInterface
   public interface Line {
-    int run(ServiceConfig config, String[] args, PrintStream out);
+    int run(StoreServiceConfig config, String[] args, PrintStream out);
   }
 
   private AuditCommand() {}
@@ -60,19 +60,19 @@ public final class AuditCommand {
    * {@code out} says why, without a stack trace: an audit that stopped half-way has no verdict, so it must
    * not read as clean or as findings). A finished audit ends with a summary line.
    *
-   * <p>When {@link ServiceConfig#auditPushgateway} is set, a run that read the table (exit 0, 1 or 3) then
+   * <p>When {@link StoreServiceConfig#auditPushgateway} is set, a run that read the table (exit 0, 1 or 3) then
    * pushes its outcome there ({@link AuditPushgateway}); a failed push is logged and leaves the exit status
    * as it was. Bad arguments push nothing: no run took place.
    *
    * @param name   names the audit's rate limiter, e.g. {@code order-audit}
    * @param metric names the audit in its pushed metrics (the {@code audit} label), e.g. {@code orders}
    */
-  public static int run(ServiceConfig config, String[] args, PrintStream out, String name, String metric, Audit audit) {
+  public static int run(StoreServiceConfig config, String[] args, PrintStream out, String name, String metric, Audit audit) {
     return run(config, args, out, name, metric, audit, Clock.systemUTC());
   }
 
-  /** {@link #run(ServiceConfig, String[], PrintStream, String, String, Audit)} timed by {@code clock}. */
-  public static int run(ServiceConfig config, String[] args, PrintStream out, String name, String metric, Audit audit,
+  /** {@link #run(StoreServiceConfig, String[], PrintStream, String, String, Audit)} timed by {@code clock}. */
+  public static int run(StoreServiceConfig config, String[] args, PrintStream out, String name, String metric, Audit audit,
       Clock clock) {
     PacedScan.Options options;
     try {
@@ -110,7 +110,7 @@ public final class AuditCommand {
   }
 
   /** Why an audit stopped, in one line: what DynamoDB answered, or that it could not be reached in time. */
-  static String whyUnfinished(Throwable failure, ServiceConfig config) {
+  static String whyUnfinished(Throwable failure, StoreServiceConfig config) {
     Throwable cause = failure;
     while (cause instanceof CompletionException && cause.getCause() != null) {
       cause = cause.getCause();

@@ -1,8 +1,8 @@
 package dev.warehouse.runtime.dynamo;
 
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.log.Events;
-import dev.warehouse.runtime.server.DaemonThreads;
+import dev.warehouse.runtime.threads.DaemonThreads;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
@@ -72,7 +72,7 @@ public final class DynamoClients {
    * The client of a process: one attempt per call (retries are {@link DynamoCalls}'), each bounded by
    * the call timeout unless the request sets its own.
    */
-  public static DynamoDbAsyncClient create(ServiceConfig config, List<ExecutionInterceptor> interceptors) {
+  public static DynamoDbAsyncClient create(StoreServiceConfig config, List<ExecutionInterceptor> interceptors) {
     Duration callTimeout = config.dynamoCallTimeout();
     DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder()
         .region(Region.of(config.region()))
@@ -104,7 +104,7 @@ public final class DynamoClients {
    * the environment are used when present, otherwise placeholder keys, which emulators accept; this
    * skips the default chain's slow instance-metadata probe on machines outside AWS.
    */
-  private static AwsCredentialsProvider credentials(ServiceConfig config) {
+  private static AwsCredentialsProvider credentials(StoreServiceConfig config) {
     if (config.dynamoEndpoint().isEmpty()) {
       // Resolved here, before the server serves, then refreshed ahead of expiry on a background thread:
       // handlers run on the gRPC I/O threads and must never wait for the chain's lookups (profile files,

@@ -6,7 +6,7 @@ import dev.warehouse.runtime.error.DeadlineExceededException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.error.UnavailableException;
 import java.util.List;
 import java.util.Map;
@@ -70,7 +70,7 @@ public final class DynamoErrors {
   /** Returns the domain exception for {@code failure}; a failure with no DynamoDB meaning is returned as it is (INTERNAL). */
   public static RuntimeException translate(Throwable failure) {
     Throwable cause = Failures.cause(failure);
-    if (cause instanceof ServiceException se) {
+    if (cause instanceof ClientFacingException se) {
       return se;
     }
     if (cause instanceof CallEndedException ended) {

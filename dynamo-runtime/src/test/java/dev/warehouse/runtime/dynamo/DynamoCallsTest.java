@@ -3,7 +3,7 @@ package dev.warehouse.runtime.dynamo;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.error.Failures;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -411,8 +411,8 @@ class DynamoCallsTest {
 
   private static void assertFailed(CompletableFuture<?> result, Status.Code code, String reason) {
     Throwable failure = failure(result);
-    assertThat(failure).isInstanceOf(ServiceException.class);
-    assertThat(((ServiceException) failure).reason()).isEqualTo(reason);
+    assertThat(failure).isInstanceOf(ClientFacingException.class);
+    assertThat(((ClientFacingException) failure).reason()).isEqualTo(reason);
     assertThat(GrpcErrors.toStatusException(failure).getStatus().getCode()).isEqualTo(code);
   }
 

@@ -11,7 +11,7 @@ import com.google.protobuf.Message;
 import com.google.rpc.ErrorInfo;
 import dev.warehouse.logging.Logging;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
-import dev.warehouse.runtime.server.DaemonThreads;
+import dev.warehouse.runtime.threads.DaemonThreads;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
@@ -32,6 +32,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -79,14 +80,14 @@ public final class AuditTrail implements ServerInterceptor {
    * I/O are not the forwarding path's to wait for. When the queue is full the call's own thread writes
    * its line: slower, never lost.
    */
-  private static final ThreadPoolExecutor WRITER = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
+  private final ThreadPoolExecutor writer = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS,
       new ArrayBlockingQueue<>(10_000), DaemonThreads.named("audit-trail"), new ThreadPoolExecutor.CallerRunsPolicy());
 
   /**
    * Waits until every line queued so far is written. A call's line is queued before its status is sent,
    * so after this a caller that has its answer also has its line: what tests that read the lines need.
    */
-  static void awaitWritten() throws InterruptedException {
+  void awaitWritten() throws InterruptedException {
     if (!drain(Duration.ofSeconds(10))) {
       throw new IllegalStateException("the audit trail's writer did not drain");
     }
@@ -97,13 +98,18 @@ public final class AuditTrail implements ServerInterceptor {
    * calls have ended, since the writer's thread would die with the JVM and take the lines still queued with it.
    * A line written is out: the console appender flushes each one. Returns whether everything was written in time.
    */
-  public static boolean drain(Duration timeout) throws InterruptedException {
+  boolean drain(Duration timeout) throws InterruptedException {
     try {
-      WRITER.submit(() -> {}).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      writer.submit(() -> {}).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
       return true;
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
       return false;
     }
+  }
+
+  /** Ends the writer's thread once the lines queued so far are written; call after {@link #drain}. */
+  void close() {
+    writer.shutdown();
   }
 
   /** The request type of each audited method, by full name. */
@@ -150,7 +156,7 @@ public final class AuditTrail implements ServerInterceptor {
     if (requestType == null) {
       return next.startCall(call, headers);
     }
-    Entry entry = new Entry(method, requestType, call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+    Entry entry = new Entry(writer, method, requestType, call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
     entry.caller = unauthenticated;
     ServerCall<Q, R> watched = new SimpleForwardingServerCall<>(call) {
       @Override
@@ -178,6 +184,7 @@ public final class AuditTrail implements ServerInterceptor {
 
   /** One audited call, from its start to its one line. */
   private static final class Entry {
+    final Executor writer;
     final String method;
     final Descriptor requestType;
     final SocketAddress peer;
@@ -186,7 +193,8 @@ public final class AuditTrail implements ServerInterceptor {
     volatile Caller caller;
     volatile Object request;
 
-    Entry(String method, Descriptor requestType, SocketAddress peer) {
+    Entry(Executor writer, String method, Descriptor requestType, SocketAddress peer) {
+      this.writer = writer;
       this.method = method;
       this.requestType = requestType;
       this.peer = peer;
@@ -197,7 +205,7 @@ public final class AuditTrail implements ServerInterceptor {
         return;
       }
       double durationMs = (System.nanoTime() - started) / (double) TimeUnit.MILLISECONDS.toNanos(1);
-      WRITER.execute(() -> write(status, trailers, durationMs));
+      writer.execute(() -> write(status, trailers, durationMs));
     }
 
     private void write(Status status, Metadata trailers, double durationMs) {

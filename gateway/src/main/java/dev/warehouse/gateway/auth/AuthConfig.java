@@ -1,7 +1,7 @@
 package dev.warehouse.gateway.auth;
 
 import com.nimbusds.jose.JWSAlgorithm;
-import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.env.EnvReader;
 import dev.warehouse.runtime.log.Fields;
 import java.net.URI;
 import java.nio.file.Path;

@@ -10,6 +10,7 @@ import io.grpc.ServerInterceptor;
 import io.grpc.ServiceDescriptor;
 import java.io.IOException;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -28,10 +29,12 @@ public final class GatewayAccess implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(GatewayAccess.class);
 
   private final List<ServerInterceptor> inOrder;
+  private final AuditTrail audit;
   private final JwksSource jwks;
 
   private GatewayAccess(List<ServerInterceptor> inOrder, JwksSource jwks) {
     this.inOrder = List.copyOf(inOrder);
+    this.audit = (AuditTrail) inOrder.get(0);
     this.jwks = jwks;
   }
 
@@ -94,18 +97,29 @@ public final class GatewayAccess implements AutoCloseable {
   @Override
   public void close() {
     try {
-      if (!AuditTrail.drain(AUDIT_DRAIN)) {
+      if (!audit.drain(AUDIT_DRAIN)) {
         Events.warn(log, "audit_drain_incomplete")
             .addKeyValue("detail", "audit lines were still queued after " + AUDIT_DRAIN.toSeconds() + " s").log();
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    audit.close();
     if (jwks != null) {
       jwks.close();
     }
   }
 
+  /** Waits until the audit line of every call answered so far is written (tests read them). */
+  public void awaitAuditWritten() throws InterruptedException {
+    audit.awaitWritten();
+  }
+
+  /** Writes out the audit lines queued so far, waiting up to {@code timeout}; whether all were written in time. */
+  public boolean drainAudit(Duration timeout) throws InterruptedException {
+    return audit.drain(timeout);
+  }
+
   /** How long the stop waits for the audit lines still queued; a queue of 10,000 lines takes well under a second. */
-  private static final java.time.Duration AUDIT_DRAIN = java.time.Duration.ofSeconds(10);
+  private static final Duration AUDIT_DRAIN = Duration.ofSeconds(10);
 }

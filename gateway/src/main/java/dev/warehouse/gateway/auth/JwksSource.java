@@ -6,7 +6,7 @@ import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.proc.SecurityContext;
 import dev.warehouse.runtime.log.Events;
-import dev.warehouse.runtime.server.DaemonThreads;
+import dev.warehouse.runtime.threads.DaemonThreads;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;

@@ -7,7 +7,7 @@ import com.google.protobuf.DynamicMessage;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.warehouse.gateway.auth.AccessPolicy.ScopedRule;
 import dev.warehouse.runtime.error.PermissionDeniedException;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import dev.warehouse.runtime.scope.CallerScope;
@@ -120,7 +120,7 @@ public final class MethodAuthorization implements ServerInterceptor {
       Optional<ScopedRule> met = meets(message);
       if (met.isEmpty()) {
         refused = true;
-        ServiceException refusal = new CallerScope(rules.get(0).field(), own).refusal("records");
+        ClientFacingException refusal = new CallerScope(rules.get(0).field(), own).refusal("records");
         StatusRuntimeException status = GrpcErrors.toStatusException(refusal);
         call.close(status.getStatus(), status.getTrailers());
         return;

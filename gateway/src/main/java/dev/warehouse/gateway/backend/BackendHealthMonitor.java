@@ -1,6 +1,6 @@
 package dev.warehouse.gateway.backend;
 
-import dev.warehouse.runtime.server.DaemonThreads;
+import dev.warehouse.runtime.threads.DaemonThreads;
 import io.grpc.ConnectivityState;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;

@@ -78,9 +78,9 @@ class AuditDrainTest {
         channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
       }
 
-      assertThat(AuditTrail.drain(Duration.ofMillis(50))).as("the writer is held: the lines are still queued").isFalse();
+      assertThat(gateway.access().drainAudit(Duration.ofMillis(50))).as("the writer is held: the lines are still queued").isFalse();
       release.countDown();
-      assertThat(AuditTrail.drain(Duration.ofSeconds(10))).isTrue();
+      assertThat(gateway.access().drainAudit(Duration.ofSeconds(10))).isTrue();
       assertThat(written.stream().filter(line -> "audit".equals(line.get("event")))).hasSize(5)
           .allMatch(line -> "warehouse.inventory.v1.InventoryService/PutProductInventory".equals(line.get("method")));
     } finally {

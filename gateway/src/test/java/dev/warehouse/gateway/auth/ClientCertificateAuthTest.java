@@ -8,7 +8,7 @@ import dev.warehouse.gateway.GatewayProcess;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.InventoryServiceProto;
-import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.process.GrpcServer;
 import dev.warehouse.testing.LogRecords;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -51,7 +51,7 @@ class ClientCertificateAuthTest {
 
   private static TestPki pki;
   private static GatewayAccess access;
-  private static ServiceServer server;
+  private static GrpcServer server;
   private static RSAKey signingKey;
   private static LogRecords audit;
   private final List<ManagedChannel> channels = new ArrayList<>();
@@ -72,7 +72,7 @@ class ClientCertificateAuthTest {
         .keyManager(serverCertificate.keyManagers())
         .trustManager(pki.trustManagers())
         .clientAuth(TlsServerCredentials.ClientAuth.OPTIONAL);
-    server = new ServiceServer(access.install(NettyServerBuilder.forPort(0, tls.build())),
+    server = new GrpcServer(access.install(NettyServerBuilder.forPort(0, tls.build())),
         List.of(new StandInBackend.Inventory()), List.of(), Duration.ZERO, Duration.ofSeconds(1)).start();
     audit = new LogRecords(AuditTrail.class);
   }
@@ -95,7 +95,7 @@ class ClientCertificateAuthTest {
     for (ManagedChannel channel : channels) {
       channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
-    AuditTrail.awaitWritten(); // a refused call's line may still be queued
+    access.awaitAuditWritten(); // a refused call's line may still be queued
     audit.clear();
   }
 

@@ -23,7 +23,8 @@ import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import dev.warehouse.runtime.scope.CallerScope;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.runtime.testing.TestServices;
 import dev.warehouse.testing.LogRecords;
 import io.grpc.ManagedChannel;
@@ -59,8 +60,8 @@ class CustomerScopeTest {
   private static final String OTHER = "C777";
 
   private static Path dir;
-  private static ServiceProcess inventory;
-  private static ServiceProcess orders;
+  private static ServerProcess inventory;
+  private static ServerProcess orders;
   private static GatewayProcess gateway;
   private static ManagedChannel channel;
   private static LogRecords audit;
@@ -71,9 +72,9 @@ class CustomerScopeTest {
     Path jwks = dir.resolve("jwks.json");
     TestTokens.writeJwks(jwks, KEY);
     String table = TestServices.uniqueTableName();
-    inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services,
+    inventory = DynamoPlugin.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services,
         List.of());
-    orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table),
+    orders = DynamoPlugin.start(TestServices.config(OrderMain.SERVICE_NAME, table),
         OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort())), List.of());
     AuthConfig auth = TestTokens.jwtAuth(GatewayAuthTest.DEV_POLICY, jwks);
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + inventory.grpcPort()),
@@ -171,7 +172,7 @@ class CustomerScopeTest {
         .getStatus()).as("the refused cancel changed nothing").isEqualTo(OrderStatus.ORDER_STATUS_PLACED);
 
     // The audit line names the scope that refused the call, whether the gateway or the service refused it.
-    AuditTrail.awaitWritten();
+    gateway.access().awaitAuditWritten();
     assertThat(audit.events()).anySatisfy(line -> assertThat(line.fields())
         .containsEntry("method", "warehouse.order.v1.OrderService/PlaceOrder").containsEntry("status", "PERMISSION_DENIED")
         .containsEntry("reason", "OUT_OF_SCOPE").containsEntry("scope", "customer_id"));

@@ -116,7 +116,7 @@ class GatewayAuthTest {
 
   @BeforeEach
   void clearAudit() throws InterruptedException {
-    AuditTrail.awaitWritten(); // a refused call's line may still be queued
+    gateway.access().awaitAuditWritten(); // a refused call's line may still be queued
     audit.clear();
   }
 
@@ -309,7 +309,7 @@ class GatewayAuthTest {
     assertThat(lines.get(0).toString()).doesNotContain(picker).doesNotContain(picker.split("\\.")[2])
         .doesNotContain("Bearer");
 
-    AuditTrail.awaitWritten(); // every line of the calls above is in
+    gateway.access().awaitAuditWritten(); // every line of the calls above is in
     audit.clear();
     String buyer = token("bea", "buyer");
     inventory(as(buyer)).putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory
@@ -318,7 +318,7 @@ class GatewayAuthTest {
         .satisfies(fields -> assertThat(fields).containsEntry("caller", "bea").containsEntry("product_id", "P7")
             .containsEntry("status", "OK"));
 
-    AuditTrail.awaitWritten(); // every line of the calls above is in
+    gateway.access().awaitAuditWritten(); // every line of the calls above is in
     audit.clear();
     OrderServiceGrpc.newBlockingStub(as(token("sam", "storefront"))).withDeadlineAfter(5, TimeUnit.SECONDS)
         .placeOrder(PlaceOrderRequest.newBuilder().setCustomerId("C1").setRequestId("r-9")

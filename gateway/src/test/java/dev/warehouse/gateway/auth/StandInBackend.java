@@ -13,7 +13,7 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
-import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.process.GrpcServer;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class StandInBackend implements AutoCloseable {
 
   private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
-  private final ServiceServer server;
+  private final GrpcServer server;
 
   private StandInBackend() throws Exception {
     ServerInterceptor counting = new ServerInterceptor() {
@@ -44,7 +44,7 @@ final class StandInBackend implements AutoCloseable {
         return next.startCall(call, headers);
       }
     };
-    server = new ServiceServer(NettyServerBuilder.forPort(0), List.of(new Inventory(), new Orders()), List.of(counting),
+    server = new GrpcServer(NettyServerBuilder.forPort(0), List.of(new Inventory(), new Orders()), List.of(counting),
         Duration.ZERO, Duration.ofSeconds(1)).start();
   }
 

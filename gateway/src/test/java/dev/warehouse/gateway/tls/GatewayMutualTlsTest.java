@@ -13,13 +13,15 @@ import dev.warehouse.devkit.CertsCommand;
 import dev.warehouse.devkit.DemoData;
 import dev.warehouse.devkit.LocalCa;
 import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.inventory.InventorySettings;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.order.OrderMain;
 import dev.warehouse.order.OrderSettings;
-import dev.warehouse.runtime.server.HealthProbe;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.process.HealthProbe;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.runtime.testing.TestServices;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
@@ -73,8 +75,8 @@ class GatewayMutualTlsTest {
 
   @TempDir
   static Path certs;
-  private static ServiceProcess inventory;
-  private static ServiceProcess orders;
+  private static ServerProcess inventory;
+  private static ServerProcess orders;
   private static GatewayProcess gateway;
   private static final List<ManagedChannel> channels = new ArrayList<>();
 
@@ -82,12 +84,12 @@ class GatewayMutualTlsTest {
   static void start() throws Exception {
     CertsCommand.ensure(certs, false, Instant.now());
     String table = TestServices.uniqueTableName();
-    inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, table)
+    inventory = DynamoPlugin.start(TestServices.config(InventoryMain.SERVICE_NAME, table)
         .withTls(files(TlsMode.MTLS, "inventory-service", List.of(GATEWAY)).withServicePeers(
-            ReservationServiceGrpc.SERVICE_NAME, InventoryMain.reservationPeers(Map.of()))), // the order-service's
+            ReservationServiceGrpc.SERVICE_NAME, InventorySettings.fromEnvironment(Map.of()).reservationPeers())), // the order-service's
         InventoryMain::services, List.of());
     // The order-service calls the inventory's reservations itself, over mutual TLS with its own identity.
-    orders = ServiceProcess.start(TestServices.config(OrderMain.SERVICE_NAME, table)
+    orders = DynamoPlugin.start(TestServices.config(OrderMain.SERVICE_NAME, table)
         .withTls(files(TlsMode.MTLS, "order-service", List.of(GATEWAY))),
         OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort()).withInventoryTls(
             new ChannelTlsConfig(TlsMode.MTLS, TrustedPeers.of(List.of(LocalCa.spiffeId("inventory-service")))))),

@@ -8,7 +8,7 @@ import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.admin.v1.ListHotKeysRequest;
 import dev.warehouse.admin.v1.ListHotKeysResponse;
 import dev.warehouse.devkit.LocalCa;
-import dev.warehouse.runtime.server.ServiceServer;
+import dev.warehouse.runtime.process.GrpcServer;
 import dev.warehouse.testing.Eventually;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.PeerIdentity;
@@ -70,7 +70,7 @@ class MutualTlsTest {
   private TestCertificates certs;
   private TestCertificates rogue;
   private final List<String> callers = new CopyOnWriteArrayList<>();
-  private final List<ServiceServer> servers = new ArrayList<>();
+  private final List<GrpcServer> servers = new ArrayList<>();
   private final List<AutoCloseable> closeables = new ArrayList<>();
 
   /** A service whose one method records the caller's identity, as the runtime's context carries it. */
@@ -98,7 +98,7 @@ class MutualTlsTest {
     for (AutoCloseable closeable : closeables) {
       closeable.close();
     }
-    servers.forEach(ServiceServer::stop);
+    servers.forEach(GrpcServer::stop);
   }
 
   @Test
@@ -229,7 +229,7 @@ class MutualTlsTest {
   private int serve(TlsConfig config) throws Exception {
     TransportSecurity transport = TransportSecurity.load(config).watchFiles();
     closeables.add(transport);
-    ServiceServer server = new ServiceServer(transport.serverBuilder(new InetSocketAddress("127.0.0.1", 0)),
+    GrpcServer server = new GrpcServer(transport.serverBuilder(new InetSocketAddress("127.0.0.1", 0)),
         List.of(service), List.of(), Duration.ZERO, Duration.ofSeconds(1)).start();
     servers.add(server);
     return server.port();

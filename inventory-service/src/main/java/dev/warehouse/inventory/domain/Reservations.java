@@ -4,7 +4,7 @@ import dev.warehouse.inventory.domain.Reservation.ReleaseCause;
 import dev.warehouse.inventory.domain.Reservation.State;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.Failures;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.paging.Page;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -174,6 +174,6 @@ public final class Reservations {
   }
 
   private static String outcome(Throwable failure) {
-    return Failures.cause(failure) instanceof ServiceException se ? se.reason() : "INTERNAL";
+    return Failures.cause(failure) instanceof ClientFacingException se ? se.reason() : "INTERNAL";
   }
 }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.warehouse.inventory.domain.Reservation.ReleaseCause;
 import dev.warehouse.inventory.domain.Reservation.State;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -22,7 +22,7 @@ class ReservationRulesTest {
   }
 
   private static String reason(Throwable e) {
-    return ((ServiceException) e).reason();
+    return ((ClientFacingException) e).reason();
   }
 
   @Test

@@ -21,7 +21,7 @@ class StockRulesTest {
   }
 
   private static String reason(Throwable e) {
-    return ((dev.warehouse.runtime.error.ServiceException) e).reason();
+    return ((dev.warehouse.runtime.error.ClientFacingException) e).reason();
   }
 
   @Test

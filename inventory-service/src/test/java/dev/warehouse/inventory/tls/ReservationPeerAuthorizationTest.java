@@ -7,11 +7,13 @@ import static dev.warehouse.testing.Statuses.assertStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.inventory.InventorySettings;
 import dev.warehouse.inventory.v1.GetReservationRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ReservationServiceGrpc;
-import dev.warehouse.runtime.service.ServiceProcess;
+import dev.warehouse.runtime.process.ServerProcess;
+import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.runtime.testing.TestServices;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TlsMode;
@@ -46,7 +48,7 @@ class ReservationPeerAuthorizationTest {
 
   @TempDir
   static Path certs;
-  private static ServiceProcess inventory;
+  private static ServerProcess inventory;
   private static final List<ManagedChannel> channels = new ArrayList<>();
 
   @BeforeAll
@@ -56,8 +58,8 @@ class ReservationPeerAuthorizationTest {
         Optional.of(certs.resolve("inventory-service-key.pem")), Optional.of(certs.resolve("ca.pem")),
         TrustedPeers.of(List.of(LocalCa.spiffeId("gateway"))), TlsConfig.DEFAULT_REFRESH)
         // As main reads RESERVATION_TRUSTED_PEERS when it is unset: the order-service alone.
-        .withServicePeers(ReservationServiceGrpc.SERVICE_NAME, InventoryMain.reservationPeers(Map.of()));
-    inventory = ServiceProcess.start(TestServices.config(InventoryMain.SERVICE_NAME, TestServices.uniqueTableName())
+        .withServicePeers(ReservationServiceGrpc.SERVICE_NAME, InventorySettings.fromEnvironment(Map.of()).reservationPeers());
+    inventory = DynamoPlugin.start(TestServices.config(InventoryMain.SERVICE_NAME, TestServices.uniqueTableName())
         .withTls(tls), InventoryMain::services, List.of());
   }
 
@@ -82,15 +84,15 @@ class ReservationPeerAuthorizationTest {
 
   @Test
   void theDefaultOfReservationTrustedPeers_isTheOrderService() {
-    assertThat(InventoryMain.reservationPeers(Map.of()).identities()).containsExactly(LocalCa.spiffeId("order-service"));
-    assertThat(InventoryMain.reservationPeers(Map.of("RESERVATION_TRUSTED_PEERS", "spiffe://x.test/a, spiffe://x.test/b"))
+    assertThat(InventorySettings.fromEnvironment(Map.of()).reservationPeers().identities()).containsExactly(LocalCa.spiffeId("order-service"));
+    assertThat(InventorySettings.fromEnvironment(Map.of("RESERVATION_TRUSTED_PEERS", "spiffe://x.test/a, spiffe://x.test/b")).reservationPeers()
         .identities()).containsExactlyInAnyOrder("spiffe://x.test/a", "spiffe://x.test/b");
   }
 
   /** Set but naming none would admit any certificate of the CA to the reservations: the start stops instead. */
   @Test
   void aReservationTrustedPeersNamingNone_stopsTheStart() {
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> InventoryMain.reservationPeers(Map.of("RESERVATION_TRUSTED_PEERS", ",")))
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> InventorySettings.fromEnvironment(Map.of("RESERVATION_TRUSTED_PEERS", ",")).reservationPeers())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("RESERVATION_TRUSTED_PEERS is set but names no identity");
   }

@@ -11,7 +11,7 @@ import dev.warehouse.runtime.audit.AuditCommand;
 import dev.warehouse.runtime.audit.AuditReport;
 import dev.warehouse.runtime.audit.Finding;
 import dev.warehouse.runtime.audit.PacedScan;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.dynamo.DeclaredKey;
 import dev.warehouse.runtime.routing.RouteTable;
 import java.io.PrintStream;
@@ -81,7 +81,7 @@ public final class OrderAudit {
   }
 
   /** Runs the audit from the command line; returns its exit status ({@link AuditCommand#run}). */
-  public static int run(ServiceConfig config, String[] args, PrintStream out, Duration recoveryPeriod) {
+  public static int run(StoreServiceConfig config, String[] args, PrintStream out, Duration recoveryPeriod) {
     return AuditCommand.run(config, args, out, "order-audit", "orders",
         scan -> new OrderAudit(scan, Clock.systemUTC(), recoveryPeriod).audit());
   }

@@ -4,7 +4,7 @@ import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.NotFoundException;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.paging.Page;
 import dev.warehouse.runtime.scope.CallerScope;
@@ -173,7 +173,7 @@ public final class OrderService {
       if (isReason(cause, StockReservations.CONFIRMED) || isReason(cause, StockReservations.COMMITTED)) {
         overruled.increment();
         Events.info(log, "rejection_overruled").addKeyValue("order_id", pending.orderId())
-            .addKeyValue("reason", why.reason()).addKeyValue("reservation", ((ServiceException) cause).reason()).log();
+            .addKeyValue("reason", why.reason()).addKeyValue("reservation", ((ClientFacingException) cause).reason()).log();
         return finish(pending, pending.movedTo(OrderStatus.PLACED, clock.instant(), Optional.empty()));
       }
       return CompletableFuture.<Order>failedFuture(cause); // unknown: the order stays PENDING
@@ -203,7 +203,7 @@ public final class OrderService {
   }
 
   /** The failure a REJECTED order's PlaceOrder answers, every time it is asked. */
-  static ServiceException rejectionError(Order order) {
+  static ClientFacingException rejectionError(Order order) {
     Rejection why = order.rejection().orElse(new Rejection(Rejection.ABANDONED, List.of()));
     return switch (why.reason()) {
       case Rejection.OUT_OF_STOCK -> new OutOfStockException(order.orderId(), why.shortages());
@@ -397,7 +397,7 @@ public final class OrderService {
   }
 
   private static boolean isReason(Throwable cause, String reason) {
-    return cause instanceof ServiceException se && se.reason().equals(reason);
+    return cause instanceof ClientFacingException se && se.reason().equals(reason);
   }
 
   private static AbortedException versionMismatch(String orderId, long expected, long actual) {

@@ -24,7 +24,7 @@ import dev.warehouse.runtime.error.CancelledException;
 import dev.warehouse.runtime.error.DeadlineExceededException;
 import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.error.UnavailableException;
 import dev.warehouse.runtime.peer.PeerCalls;
 import io.grpc.ManagedChannel;
@@ -98,7 +98,7 @@ public final class InventoryReservations implements StockReservations {
         .thenApply(r -> Optional.of(state(r)))
         .exceptionally(failure -> {
           Throwable cause = dev.warehouse.runtime.error.Failures.cause(failure);
-          if (cause instanceof ServiceException se && se.reason().equals("RESERVATION_NOT_FOUND")) {
+          if (cause instanceof ClientFacingException se && se.reason().equals("RESERVATION_NOT_FOUND")) {
             return Optional.empty();
           }
           throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);

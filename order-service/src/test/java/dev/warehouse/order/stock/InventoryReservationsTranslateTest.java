@@ -14,7 +14,7 @@ import dev.warehouse.order.domain.OutOfStockException;
 import dev.warehouse.order.domain.Shortage;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.error.UnavailableException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import io.grpc.protobuf.StatusProto;
@@ -98,7 +98,7 @@ class InventoryReservationsTranslateTest {
     for (Code code : new Code[] {Code.INVALID_ARGUMENT, Code.PERMISSION_DENIED, Code.UNAUTHENTICATED, Code.INTERNAL,
         Code.UNIMPLEMENTED}) {
       assertThat(InventoryReservations.translate(answer(code, "SOMETHING"), "O-1")).as(code.name())
-          .isNotInstanceOf(ServiceException.class); // INTERNAL, with a generic message, at our mapper
+          .isNotInstanceOf(ClientFacingException.class); // INTERNAL, with a generic message, at our mapper
     }
     assertThat(InventoryReservations.translate(io.grpc.Status.UNAVAILABLE.asRuntimeException(), "O-1"))
         .isInstanceOf(UnavailableException.class);

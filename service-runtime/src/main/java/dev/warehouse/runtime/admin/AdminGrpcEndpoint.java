@@ -14,7 +14,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * {@code warehouse.admin.v1.AdminService} of a service process: what the process observed of its own
- * DynamoDB requests ({@link HotKeys}). Reads no table, so it has no route ({@code ServiceServer.ROUTE_EXEMPT}).
+ * DynamoDB requests ({@link HotKeys}). Reads no table, so it has no route ({@code GrpcServer.ROUTE_EXEMPT}).
  */
 public final class AdminGrpcEndpoint extends AdminServiceGrpc.AdminServiceImplBase {
 

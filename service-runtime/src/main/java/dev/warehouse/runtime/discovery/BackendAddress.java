@@ -73,7 +73,7 @@ public record BackendAddress(String host, int port, boolean everyAddress) {
    * The comma-separated list of addresses in the variable {@code name} (or {@code fallback}), each checked
    * as {@link #parse} does; a malformed one is a start-up problem naming the variable and the entry.
    */
-  public static List<String> read(dev.warehouse.runtime.config.EnvReader reader, String name, String fallback) {
+  public static List<String> read(dev.warehouse.runtime.env.EnvReader reader, String name, String fallback) {
     String value = reader.string(name, fallback);
     List<String> entries = new ArrayList<>();
     for (String part : value.split(",", -1)) {

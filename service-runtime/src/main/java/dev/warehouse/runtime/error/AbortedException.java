@@ -9,7 +9,7 @@ import java.util.Optional;
  * whole read-modify-write, after {@link #retryDelay()} when it says (sent as a {@code google.rpc.RetryInfo}).
  * Maps to ABORTED.
  */
-public final class AbortedException extends ServiceException {
+public final class AbortedException extends ClientFacingException {
 
   private final Optional<Duration> retryDelay;
 

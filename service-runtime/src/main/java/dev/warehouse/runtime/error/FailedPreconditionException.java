@@ -7,7 +7,7 @@ import java.util.Map;
  * The system is not in the state the operation needs (insufficient stock, a forbidden status change,
  * a write's condition that did not hold). Maps to FAILED_PRECONDITION.
  */
-public class FailedPreconditionException extends ServiceException {
+public class FailedPreconditionException extends ClientFacingException {
 
   private final List<PreconditionViolation> violations;
   private final List<com.google.protobuf.Message> details;

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /** The request is malformed; maps to INVALID_ARGUMENT with a {@code google.rpc.BadRequest}. */
-public final class InvalidArgumentException extends ServiceException {
+public final class InvalidArgumentException extends ClientFacingException {
 
   private final List<FieldViolation> violations;
 

@@ -9,7 +9,7 @@ import java.util.Optional;
  * the caller may retry after backing off, after {@link #retryDelay()} when one is given (sent as
  * {@code google.rpc.RetryInfo}). Maps to RESOURCE_EXHAUSTED.
  */
-public final class ResourceExhaustedException extends ServiceException {
+public final class ResourceExhaustedException extends ClientFacingException {
 
   private final Optional<Duration> retryDelay;
 

@@ -18,7 +18,7 @@ import dev.warehouse.runtime.error.NotFoundException;
 import dev.warehouse.runtime.error.PermissionDeniedException;
 import dev.warehouse.runtime.error.PreconditionViolation;
 import dev.warehouse.runtime.error.ResourceExhaustedException;
-import dev.warehouse.runtime.error.ServiceException;
+import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.error.UnauthenticatedException;
 import dev.warehouse.runtime.error.UnavailableException;
 import dev.warehouse.runtime.log.Events;
@@ -30,7 +30,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where failures become gRPC statuses (AIP-193): each {@link ServiceException} keeps
+ * The one place where failures become gRPC statuses (AIP-193): each {@link ClientFacingException} keeps
  * its code, client-safe message and {@code google.rpc.ErrorInfo}; invalid arguments add a
  * {@code google.rpc.BadRequest}, failed preconditions that name theirs a {@code google.rpc.PreconditionFailure}. Anything else is INTERNAL with a generic message and is logged with
  * its cause, so no stack trace or SDK text reaches a client.
@@ -41,7 +41,7 @@ public final class GrpcErrors {
    * Ends a server call with {@code refusal}, worded as {@link #toStatusException} words it, before any of
    * its messages is read: for interceptors that turn a call away (authentication, authorization).
    */
-  public static <Q, R> ServerCall.Listener<Q> refuse(ServerCall<Q, R> call, ServiceException refusal) {
+  public static <Q, R> ServerCall.Listener<Q> refuse(ServerCall<Q, R> call, ClientFacingException refusal) {
     StatusRuntimeException status = toStatusException(refusal);
     call.close(status.getStatus(), status.getTrailers());
     return new ServerCall.Listener<>() {};
@@ -62,7 +62,7 @@ public final class GrpcErrors {
     if (cause instanceof StatusException se) {
       return new StatusRuntimeException(se.getStatus(), se.getTrailers());
     }
-    if (cause instanceof ServiceException se) {
+    if (cause instanceof ClientFacingException se) {
       if (se.getCause() != null) {
         // The caller gets the status; the operator gets the cause behind it.
         Events.warn(log, "call_failed").addKeyValue("reason", se.reason()).addKeyValue("detail", se.getMessage())
@@ -107,7 +107,7 @@ public final class GrpcErrors {
    * {@code google.rpc.Status} built, packed and serialized each time (6 % of the gateway's CPU samples in a
    * closed loop the gateway's limit refused 40 % of).
    */
-  public static Prepared prepare(ServiceException failure) {
+  public static Prepared prepare(ClientFacingException failure) {
     com.google.rpc.Status proto = toStatusProto(failure);
     return new Prepared(io.grpc.Status.fromCodeValue(proto.getCode()).withDescription(proto.getMessage()),
         proto.toByteArray());
@@ -149,7 +149,7 @@ public final class GrpcErrors {
     }
   }
 
-  static com.google.rpc.Status toStatusProto(ServiceException e) {
+  static com.google.rpc.Status toStatusProto(ClientFacingException e) {
     com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder()
         .setCode(codeOf(e).getNumber())
         .setMessage(e.getMessage())
@@ -185,7 +185,7 @@ public final class GrpcErrors {
     return status.build();
   }
 
-  private static Code codeOf(ServiceException e) {
+  private static Code codeOf(ClientFacingException e) {
     if (e instanceof InvalidArgumentException) {
       return Code.INVALID_ARGUMENT;
     } else if (e instanceof NotFoundException) {

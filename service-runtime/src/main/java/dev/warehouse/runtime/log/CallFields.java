@@ -19,7 +19,7 @@ import org.slf4j.spi.LoggingEventBuilder;
  * while that call's callbacks run, and {@code UnaryCalls} attaches it again where it completes the answer, so a
  * line reads the fields of its own call or of none.
  *
- * <p>One holder per call, put in by {@link #interceptor} (the outermost interceptor: {@code ServiceServer} adds
+ * <p>One holder per call, put in by {@link #interceptor} (the outermost interceptor: {@code GrpcServer} adds
  * it), and filled in by whoever learns a value, as the gateway's audit trail fills in its entry: the interceptor
  * that establishes the caller ({@code PeerIdentityInterceptor}'s peer identity in a service, the gateway's
  * {@code CallerAuthentication}), and the handler that reads the request's {@code request_id}.

@@ -2,7 +2,7 @@ package dev.warehouse.runtime.metrics;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import dev.warehouse.runtime.server.DaemonThreads;
+import dev.warehouse.runtime.threads.DaemonThreads;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.OutputStream;

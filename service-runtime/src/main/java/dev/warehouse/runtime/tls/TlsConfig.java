@@ -1,6 +1,6 @@
 package dev.warehouse.runtime.tls;
 
-import dev.warehouse.runtime.config.EnvReader;
+import dev.warehouse.runtime.env.EnvReader;
 import dev.warehouse.runtime.log.Fields;
 import java.nio.file.Path;
 import java.time.Duration;

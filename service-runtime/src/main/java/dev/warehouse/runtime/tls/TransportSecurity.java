@@ -2,7 +2,7 @@ package dev.warehouse.runtime.tls;
 
 import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.log.Fields;
-import dev.warehouse.runtime.server.DaemonThreads;
+import dev.warehouse.runtime.threads.DaemonThreads;
 import io.grpc.ChannelCredentials;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.InsecureServerCredentials;

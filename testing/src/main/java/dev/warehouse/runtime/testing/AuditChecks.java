@@ -3,7 +3,7 @@ package dev.warehouse.runtime.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.audit.AuditCommand;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.testing.PushgatewayStub;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -32,7 +32,7 @@ public final class AuditChecks {
 
   private AuditChecks() {}
 
-  public static Run run(AuditCommand.Line audit, ServiceConfig config, String... args) {
+  public static Run run(AuditCommand.Line audit, StoreServiceConfig config, String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     int status = audit.run(config, args, new PrintStream(out, true, StandardCharsets.UTF_8));
     return new Run(status, out.toString(StandardCharsets.UTF_8));
@@ -43,7 +43,7 @@ public final class AuditChecks {
    * the one push of the run: a PUT to the group of {@code metric}, whose exit status and findings are
    * what the run returned and printed, stamped within the run.
    */
-  public static Run runPushing(AuditCommand.Line audit, ServiceConfig config, String metric, String... args) {
+  public static Run runPushing(AuditCommand.Line audit, StoreServiceConfig config, String metric, String... args) {
     try (PushgatewayStub pushgateway = PushgatewayStub.start()) {
       Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
       Run run = run(audit, config.withAuditPushgateway(pushgateway.uri()), args);
@@ -76,7 +76,7 @@ public final class AuditChecks {
   }
 
   /** With its Pushgateway down, the audit returns and prints what it does without one; the push is only logged. */
-  public static void assertPushgatewayDown_keepsTheExitStatus(AuditCommand.Line audit, ServiceConfig config, String... args) {
+  public static void assertPushgatewayDown_keepsTheExitStatus(AuditCommand.Line audit, StoreServiceConfig config, String... args) {
     Run without = run(audit, config, args);
     Run down = run(audit, config.withAuditPushgateway(PushgatewayStub.nobody()), args);
     assertThat(down.status()).as(down.output()).isEqualTo(without.status());
@@ -84,7 +84,7 @@ public final class AuditChecks {
   }
 
   /** A config that runs the audit over {@code table} at {@code endpoint}. */
-  public static ServiceConfig config(String table, URI endpoint, Duration callTimeout) {
+  public static StoreServiceConfig config(String table, URI endpoint, Duration callTimeout) {
     return TestServices.config("audit", table, endpoint, callTimeout);
   }
 

@@ -2,7 +2,7 @@ package dev.warehouse.runtime.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.warehouse.runtime.server.CdsTraining;
+import dev.warehouse.runtime.process.CdsTraining;
 import dev.warehouse.testing.LogRecords;
 import java.nio.file.Path;
 import java.util.Map;

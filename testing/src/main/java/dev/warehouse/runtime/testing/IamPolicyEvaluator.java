@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -146,8 +146,8 @@ public final class IamPolicyEvaluator {
   public static IamPolicyEvaluator checkedIn(String name, String table) {
     Path file = Path.of(System.getProperty("project.root", "..")).resolve("deploy/aws/iam").resolve(name + ".json");
     try {
-      return of(fill(Files.readString(file), ServiceConfig.DEFAULT_REGION, TEST_ACCOUNT, table),
-          ServiceConfig.DEFAULT_REGION, TEST_ACCOUNT);
+      return of(fill(Files.readString(file), StoreServiceConfig.DEFAULT_REGION, TEST_ACCOUNT, table),
+          StoreServiceConfig.DEFAULT_REGION, TEST_ACCOUNT);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

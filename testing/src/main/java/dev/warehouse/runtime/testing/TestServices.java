@@ -1,7 +1,7 @@
 package dev.warehouse.runtime.testing;
 
 import dev.warehouse.runtime.admission.AdmissionConfig;
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.dynamo.TableSetup;
 import dev.warehouse.testing.Patience;
@@ -30,7 +30,7 @@ public final class TestServices {
    * {@link Patience#STEP}: moto serializes every request, and on a machine busy with builds a table's creation
    * has taken over ten seconds; a test that wants a call to time out sets its own timeout.
    */
-  public static ServiceConfig config(String serviceName, String tableName) {
+  public static StoreServiceConfig config(String serviceName, String tableName) {
     return config(serviceName, tableName, MotoServer.endpoint(), Patience.STEP);
   }
 
@@ -41,10 +41,10 @@ public final class TestServices {
    * stock, and must not depend on where earlier tests left an adaptive limit (the tests of admission set
    * their own).
    */
-  public static ServiceConfig config(String serviceName, String tableName, URI endpoint, Duration dynamoCallTimeout) {
-    return new ServiceConfig(serviceName, 0, 0, Optional.of(endpoint), ServiceConfig.DEFAULT_REGION,
-        tableName, true, Optional.of(PAGE_TOKEN_KEY), dynamoCallTimeout, ServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
-        Duration.ZERO, Duration.ofSeconds(5), ServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE)
+  public static StoreServiceConfig config(String serviceName, String tableName, URI endpoint, Duration dynamoCallTimeout) {
+    return new StoreServiceConfig(serviceName, 0, 0, Optional.of(endpoint), StoreServiceConfig.DEFAULT_REGION,
+        tableName, true, Optional.of(PAGE_TOKEN_KEY), dynamoCallTimeout, StoreServiceConfig.DEFAULT_DYNAMO_IO_THREADS,
+        Duration.ZERO, Duration.ofSeconds(5), StoreServiceConfig.DEFAULT_HOT_KEY_LOG_SHARE)
         .withAdmission(AdmissionConfig.fixed(UNREACHED_LIMIT));
   }
 

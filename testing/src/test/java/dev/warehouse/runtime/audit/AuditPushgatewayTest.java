@@ -3,7 +3,7 @@ package dev.warehouse.runtime.audit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.testing.LogRecords;
 import dev.warehouse.testing.PushgatewayStub;
 import dev.warehouse.testing.TestClock;
@@ -33,19 +33,19 @@ class AuditPushgatewayTest {
   private final TestClock clock = new TestClock(START);
 
   /** Runs the command line over an audit that takes 42.5 s by the clock and reports {@code report}. */
-  private int run(ServiceConfig config, AuditReport report) {
+  private int run(StoreServiceConfig config, AuditReport report) {
     return run(config, scan -> {
       clock.advance(Duration.ofMillis(42_500));
       return report;
     });
   }
 
-  private int run(ServiceConfig config, AuditCommand.Audit audit) {
+  private int run(StoreServiceConfig config, AuditCommand.Audit audit) {
     PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     return AuditCommand.run(config, new String[0], out, "test-audit", "orders", audit, clock);
   }
 
-  private static ServiceConfig config(URI pushgateway) {
+  private static StoreServiceConfig config(URI pushgateway) {
     return TestServices.config("audit", TestServices.uniqueTableName()).withAuditPushgateway(pushgateway);
   }
 

@@ -17,6 +17,7 @@ import dev.warehouse.bench.stats.LatencyStats;
 import dev.warehouse.bench.stats.Summary;
 import dev.warehouse.bench.target.GrpcTarget;
 import dev.warehouse.inventory.InventoryMain;
+import dev.warehouse.inventory.InventorySettings;
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.store.InventoryItems;
 import dev.warehouse.inventory.store.InventoryKeys;
@@ -222,7 +223,7 @@ public final class WriteShards {
 
   private static Proc inventory(Path root, MotoProcess moto, String table, int shards) throws Exception {
     Map<String, String> env = new HashMap<>(Stack.serviceEnv(moto.endpoint(), table));
-    env.put(InventoryMain.LOW_STOCK_SHARDS, Integer.toString(shards));
+    env.put(InventorySettings.LOW_STOCK_SHARDS, Integer.toString(shards));
     Proc inventory = Stack.java(root, root.resolve("target/bench-logs"), "inventory-service", env);
     try {
       inventory.awaitServing(120_000);

@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.config;
+package dev.warehouse.runtime.env;
 
 import dev.warehouse.logging.LogSettings;
 import java.net.URI;

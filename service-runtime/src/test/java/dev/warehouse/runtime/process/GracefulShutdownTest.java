@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -61,7 +61,7 @@ class GracefulShutdownTest {
   }
 
   /** Stands in for the drain's sleep: reports that the drain began, and ends it when the test says. */
-  private static final class GatedSleeper implements ServiceServer.Sleeper {
+  private static final class GatedSleeper implements GrpcServer.Sleeper {
     final CountDownLatch draining = new CountDownLatch(1);
     final CountDownLatch endDrain = new CountDownLatch(1);
     volatile Duration asked;
@@ -78,12 +78,12 @@ class GracefulShutdownTest {
   private final ExecutorService threads = Executors.newCachedThreadPool();
   private final HoldingInventory inventory = new HoldingInventory();
   private final GatedSleeper sleeper = new GatedSleeper();
-  private ServiceServer server;
+  private GrpcServer server;
   private ManagedChannel channel;
 
   @BeforeEach
   void start() throws Exception {
-    server = new ServiceServer(NettyServerBuilder.forPort(0), List.of(inventory), List.of(), DRAIN,
+    server = new GrpcServer(NettyServerBuilder.forPort(0), List.of(inventory), List.of(), DRAIN,
         Duration.ofSeconds(10), sleeper).start();
     channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
   }

@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -24,11 +24,11 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 @Tag("integration")
-class ServiceServerTest {
+class GrpcServerTest {
 
   @Test
   void refusesToStart_whenAServiceHasAnRpcWithoutRoute() {
-    assertThatThrownBy(() -> new ServiceServer(InProcessServerBuilder.forName("no-routes"),
+    assertThatThrownBy(() -> new GrpcServer(InProcessServerBuilder.forName("no-routes"),
             List.of(new HealthGrpc.HealthImplBase() {}), List.of(), Duration.ZERO, Duration.ofSeconds(1)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("every RPC must declare its route");
@@ -36,8 +36,8 @@ class ServiceServerTest {
 
   @Test
   void servesTheAdminService_whoseRpcsReadNoTable_withoutRoutes() throws Exception {
-    assertThat(ServiceServer.ROUTE_EXEMPT).containsExactly(AdminServiceGrpc.SERVICE_NAME);
-    ServiceServer server = new ServiceServer(InProcessServerBuilder.forName("admin-only"),
+    assertThat(GrpcServer.ROUTE_EXEMPT).containsExactly(AdminServiceGrpc.SERVICE_NAME);
+    GrpcServer server = new GrpcServer(InProcessServerBuilder.forName("admin-only"),
         List.of(new AdminServiceGrpc.AdminServiceImplBase() {}), List.of(), Duration.ZERO, Duration.ofSeconds(1)).start();
     server.stop();
   }
@@ -46,7 +46,7 @@ class ServiceServerTest {
   void aHealthOnlyPort_answersHealthInPlaintext_andNothingElse_andTurnsNotServingWhenTheServerStops() throws Exception {
     CountDownLatch draining = new CountDownLatch(1);
     CountDownLatch drained = new CountDownLatch(1);
-    ServiceServer server = new ServiceServer(InProcessServerBuilder.forName("health-port"),
+    GrpcServer server = new GrpcServer(InProcessServerBuilder.forName("health-port"),
         List.of(new AdminServiceGrpc.AdminServiceImplBase() {}), List.of(), Duration.ofSeconds(30), Duration.ofSeconds(1),
         drain -> {
           draining.countDown();

@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.process;
 
 import dev.warehouse.admin.v1.AdminServiceGrpc;
 import dev.warehouse.runtime.log.CallFields;
@@ -34,9 +34,9 @@ import org.slf4j.LoggerFactory;
  * route for each of its RPCs, or the server refuses to start; only the services named in
  * {@link #ROUTE_EXEMPT} read no table and declare none.
  */
-public final class ServiceServer {
+public final class GrpcServer {
 
-  private static final Logger log = LoggerFactory.getLogger(ServiceServer.class);
+  private static final Logger log = LoggerFactory.getLogger(GrpcServer.class);
 
   /**
    * The services whose RPCs read no table, and so have no route: {@code warehouse.admin.v1.AdminService}
@@ -65,12 +65,12 @@ public final class ServiceServer {
    *                      balancers stop sending before new calls are refused
    * @param shutdownGrace how long {@link #stop} then waits for in-flight calls before cancelling them
    */
-  public ServiceServer(ServerBuilder<?> builder, List<BindableService> services,
+  public GrpcServer(ServerBuilder<?> builder, List<BindableService> services,
       List<ServerInterceptor> interceptors, Duration shutdownDrain, Duration shutdownGrace) {
     this(builder, services, interceptors, shutdownDrain, shutdownGrace, duration -> Thread.sleep(duration.toMillis()));
   }
 
-  ServiceServer(ServerBuilder<?> builder, List<BindableService> services, List<ServerInterceptor> interceptors,
+  GrpcServer(ServerBuilder<?> builder, List<BindableService> services, List<ServerInterceptor> interceptors,
       Duration shutdownDrain, Duration shutdownGrace, Sleeper sleeper) {
     this.shutdownDrain = shutdownDrain;
     this.shutdownGrace = shutdownGrace;
@@ -111,7 +111,7 @@ public final class ServiceServer {
    * only whether the process serves, the same statuses as the main port, which turn NOT_SERVING as it stops.
    * Call before {@link #start}.
    */
-  public ServiceServer serveHealthOn(InetSocketAddress address) {
+  public GrpcServer serveHealthOn(InetSocketAddress address) {
     healthServer = NettyServerBuilder.forAddress(address, InsecureServerCredentials.create())
         .addService(health.getHealthService())
         .directExecutor()
@@ -126,7 +126,7 @@ public final class ServiceServer {
     return healthServer == null ? -1 : healthServer.getPort();
   }
 
-  public ServiceServer start() throws IOException {
+  public GrpcServer start() throws IOException {
     server.start();
     if (healthServer != null) {
       healthServer.start();

@@ -1,6 +1,6 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.process;
 
-import dev.warehouse.runtime.config.ServiceConfig;
+import dev.warehouse.runtime.process.ProcessSettings;
 import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.tls.TlsMode;
@@ -44,7 +44,7 @@ public final class Listening {
   }
 
   private static boolean loopback(String bindAddress) {
-    if (bindAddress.equals(ServiceConfig.ALL_INTERFACES)) {
+    if (bindAddress.equals(ProcessSettings.ALL_INTERFACES)) {
       return false;
     }
     try {

@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.process;
 
 import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.tls.TlsConfig;

@@ -8,17 +8,17 @@ import java.util.Map;
  * UPPER_SNAKE_CASE reason of the {@code google.rpc.ErrorInfo}, {@link #metadata()} its variables.
  * Messages are written for clients: they never carry SDK text or internal state.
  */
-public abstract class ServiceException extends RuntimeException {
+public abstract class ClientFacingException extends RuntimeException {
 
   private final String reason;
   private final Map<String, String> metadata;
 
-  protected ServiceException(String reason, String message, Map<String, String> metadata) {
+  protected ClientFacingException(String reason, String message, Map<String, String> metadata) {
     this(reason, message, metadata, null);
   }
 
   /** The cause is kept for the server log only; it never reaches the client. */
-  protected ServiceException(String reason, String message, Map<String, String> metadata, Throwable cause) {
+  protected ClientFacingException(String reason, String message, Map<String, String> metadata, Throwable cause) {
     super(message, cause, false, false);
     this.reason = reason;
     this.metadata = Map.copyOf(metadata);

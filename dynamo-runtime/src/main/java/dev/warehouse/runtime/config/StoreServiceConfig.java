@@ -1,9 +1,14 @@
 package dev.warehouse.runtime.config;
 
+import static dev.warehouse.runtime.process.ProcessSettings.ALL_INTERFACES;
+import static dev.warehouse.runtime.process.ProcessSettings.DEFAULT_SHUTDOWN_DRAIN;
+import static dev.warehouse.runtime.process.ProcessSettings.DEFAULT_SHUTDOWN_GRACE;
+
 import dev.warehouse.runtime.admission.AdmissionConfig;
+import dev.warehouse.runtime.env.EnvReader;
 import dev.warehouse.runtime.log.Fields;
+import dev.warehouse.runtime.process.ProcessSettings;
 import dev.warehouse.runtime.tls.TlsConfig;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -43,7 +48,7 @@ import java.util.Optional;
  * @param auditPushgateway the Prometheus Pushgateway a consistency audit pushes its outcome to
  *                         ({@code AUDIT_PUSHGATEWAY_URL}, e.g. {@code http://pushgateway:9091}); empty pushes nothing
  */
-public record ServiceConfig(
+public record StoreServiceConfig(
     String serviceName,
     int grpcPort,
     int metricsPort,
@@ -69,19 +74,11 @@ public record ServiceConfig(
   public static final String DEFAULT_TABLE_NAME = "warehouse";
   public static final Duration DEFAULT_DYNAMO_CALL_TIMEOUT = Duration.ofSeconds(3);
   public static final int DEFAULT_DYNAMO_IO_THREADS = 1;
-  /**
-   * Three of the gateway's 500 ms health periods: a peer that learns health at that rate has seen
-   * NOT_SERVING after two, and one is to spare.
-   */
-  public static final Duration DEFAULT_SHUTDOWN_DRAIN = Duration.ofMillis(1500);
-  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(30);
   /** Half of a pattern's requests to one partition key: worth a look, whatever the rate. */
   public static final double DEFAULT_HOT_KEY_LOG_SHARE = 0.5;
-  /** Every interface, as before the setting existed: a container's port must be reachable from the others. */
-  public static final String ALL_INTERFACES = "0.0.0.0";
 
   /** A plaintext service on every interface: what tests and tools that build the record directly mean. */
-  public ServiceConfig(String serviceName, int grpcPort, int metricsPort, Optional<URI> dynamoEndpoint, String region,
+  public StoreServiceConfig(String serviceName, int grpcPort, int metricsPort, Optional<URI> dynamoEndpoint, String region,
       String tableName, boolean createTable, Optional<byte[]> pageTokenKey, Duration dynamoCallTimeout,
       int dynamoIoThreads, Duration shutdownDrain, Duration shutdownGrace, double hotKeyLogShare) {
     this(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable, pageTokenKey,
@@ -90,29 +87,30 @@ public record ServiceConfig(
   }
 
   /** The same service with other TLS settings. */
-  public ServiceConfig withTls(TlsConfig tls) {
-    return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
+  public StoreServiceConfig withTls(TlsConfig tls) {
+    return new StoreServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
         metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort);
   }
 
   /** The same service with other admission settings. */
-  public ServiceConfig withAdmission(AdmissionConfig admission) {
-    return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
+  public StoreServiceConfig withAdmission(AdmissionConfig admission) {
+    return new StoreServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
         metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort);
   }
 
   /** The same service, whose audit pushes its outcome to the Pushgateway at {@code pushgateway}. */
-  public ServiceConfig withAuditPushgateway(URI pushgateway) {
-    return new ServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
+  public StoreServiceConfig withAuditPushgateway(URI pushgateway) {
+    return new StoreServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
         metricsBindAddress, tls, acceptedPageTokenKeys, Optional.of(pushgateway), admission, healthPort);
   }
 
-  /** Where to listen: {@code 0.0.0.0} is the wildcard address (IPv4 and IPv6), anything else that address. */
-  public static InetSocketAddress listenAddress(String bindAddress, int port) {
-    return bindAddress.equals(ALL_INTERFACES) ? new InetSocketAddress(port) : new InetSocketAddress(bindAddress, port);
+  /** What the process assembly reads: ports, addresses, TLS and the stop. */
+  public ProcessSettings process() {
+    return new ProcessSettings(serviceName, grpcBindAddress, grpcPort, metricsBindAddress, metricsPort, healthPort, tls,
+        admission.maxStreams(), shutdownDrain, shutdownGrace);
   }
 
   /**
@@ -120,10 +118,10 @@ public record ServiceConfig(
    *
    * @throws IllegalArgumentException naming every malformed variable
    */
-  public static ServiceConfig fromEnvironment(
+  public static StoreServiceConfig fromEnvironment(
       String serviceName, int defaultGrpcPort, int defaultMetricsPort, Map<String, String> env) {
     EnvReader reader = new EnvReader(env);
-    ServiceConfig config = read(serviceName, defaultGrpcPort, defaultMetricsPort, reader);
+    StoreServiceConfig config = read(serviceName, defaultGrpcPort, defaultMetricsPort, reader);
     reader.throwIfProblems();
     return config;
   }
@@ -135,8 +133,8 @@ public record ServiceConfig(
     return reader.names();
   }
 
-  private static ServiceConfig read(String serviceName, int defaultGrpcPort, int defaultMetricsPort, EnvReader reader) {
-    ServiceConfig config = new ServiceConfig(
+  private static StoreServiceConfig read(String serviceName, int defaultGrpcPort, int defaultMetricsPort, EnvReader reader) {
+    StoreServiceConfig config = new StoreServiceConfig(
         serviceName,
         reader.port("GRPC_PORT", defaultGrpcPort),
         reader.port("METRICS_PORT", defaultMetricsPort),

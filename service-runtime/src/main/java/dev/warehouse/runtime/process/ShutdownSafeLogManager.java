@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.process;
 
 import java.util.logging.LogManager;
 

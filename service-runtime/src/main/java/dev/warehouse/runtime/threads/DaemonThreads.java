@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.threads;
 
 import java.util.concurrent.ThreadFactory;
 

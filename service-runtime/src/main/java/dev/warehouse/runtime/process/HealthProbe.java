@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.process;
 
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TransportSecurity;
@@ -13,7 +13,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A container health check without extra tools: asks the local {@code grpc.health.v1} service and
- * exits 0 when SERVING, 1 otherwise. Usage: {@code java -cp app.jar dev.warehouse.runtime.server.HealthProbe PORT [SERVICE]}.
+ * exits 0 when SERVING, 1 otherwise. Usage: {@code java -cp app.jar dev.warehouse.runtime.process.HealthProbe PORT [SERVICE]}.
  * It reads the process's own TLS settings ({@code GRPC_TLS_MODE}, {@code TLS_*}) from the environment it
  * shares with the process, and with TLS presents the process's own certificate: health admits any
  * certificate the CA signed.

@@ -14,11 +14,11 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class ServiceConfigTest {
+class StoreServiceConfigTest {
 
   @Test
   void defaults_targetRealAwsOnTheServicePorts() {
-    ServiceConfig c = ServiceConfig.fromEnvironment("inventory-service", 50052, 9092, Map.of());
+    StoreServiceConfig c = StoreServiceConfig.fromEnvironment("inventory-service", 50052, 9092, Map.of());
     assertThat(c.grpcPort()).isEqualTo(50052);
     assertThat(c.metricsPort()).isEqualTo(9092);
     assertThat(c.dynamoEndpoint()).isEmpty();
@@ -43,7 +43,7 @@ class ServiceConfigTest {
     Path cert = Files.writeString(dir.resolve("c.pem"), "x");
     Path key = Files.writeString(dir.resolve("k.pem"), "x");
     Path ca = Files.writeString(dir.resolve("ca.pem"), "x");
-    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.of(
+    StoreServiceConfig c = StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of(
         "GRPC_BIND_ADDRESS", "127.0.0.1", "METRICS_BIND_ADDRESS", "[::1]",
         "GRPC_TLS_MODE", "MTLS", "TLS_CERT_FILE", cert.toString(), "TLS_KEY_FILE", key.toString(),
         "TLS_CA_FILE", ca.toString(), "TLS_TRUSTED_PEERS", "spiffe://warehouse.local/gateway, spiffe://x.test/y",
@@ -65,7 +65,7 @@ class ServiceConfigTest {
   void trustedPeersNamingNone_stopTheStart(@TempDir Path dir) throws Exception {
     Path file = Files.writeString(dir.resolve("f.pem"), "x");
     for (String empty : new String[] {",", " , ,"}) {
-      assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "mtls",
+      assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "mtls",
           "TLS_CERT_FILE", file.toString(), "TLS_KEY_FILE", file.toString(), "TLS_CA_FILE", file.toString(),
           "TLS_TRUSTED_PEERS", empty)))
           .as("'" + empty + "'").isInstanceOf(IllegalArgumentException.class)
@@ -76,18 +76,18 @@ class ServiceConfigTest {
 
   @Test
   void tlsModes_needTheirFiles_andEveryProblemIsNamed(@TempDir Path dir) throws Exception {
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "mtls",
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "mtls",
         "TLS_TRUSTED_PEERS", "spiffe://warehouse.local/gateway")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("GRPC_TLS_MODE=mtls needs TLS_CERT_FILE and TLS_KEY_FILE")
         .hasMessageContaining("GRPC_TLS_MODE=mtls needs TLS_CA_FILE");
     Path cert = Files.writeString(dir.resolve("c.pem"), "x");
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "tls",
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "tls",
         "TLS_CERT_FILE", cert.toString(), "TLS_TRUSTED_PEERS", "spiffe://warehouse.local/gateway")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("TLS_CERT_FILE and TLS_KEY_FILE go together")
         .hasMessageContaining("TLS_TRUSTED_PEERS applies only with GRPC_TLS_MODE=mtls");
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "on",
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_TLS_MODE", "on",
         "TLS_CA_FILE", dir.resolve("missing.pem").toString(), "TLS_TRUSTED_PEERS", "not a uri",
         "METRICS_BIND_ADDRESS", "127.0.0.1:9092")))
         .isInstanceOf(IllegalArgumentException.class)
@@ -99,7 +99,7 @@ class ServiceConfigTest {
 
   @Test
   void readsEverySetting() {
-    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.ofEntries(
+    StoreServiceConfig c = StoreServiceConfig.fromEnvironment("s", 1, 2, Map.ofEntries(
         Map.entry("GRPC_PORT", "6000"), Map.entry("METRICS_PORT", "6001"),
         Map.entry("DYNAMODB_ENDPOINT", "http://127.0.0.1:5000"), Map.entry("AWS_REGION", "eu-west-1"),
         Map.entry("TABLE_NAME", "t"), Map.entry("TABLE_AUTO_CREATE", "true"),
@@ -126,33 +126,33 @@ class ServiceConfigTest {
   void acceptedPageTokenKeys_areCommaSeparatedKeys_needASealingKey_andAreNeverEchoed() {
     String k16 = "MDEyMzQ1Njc4OWFiY2RlZg==";
     String k32 = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
-    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2,
+    StoreServiceConfig c = StoreServiceConfig.fromEnvironment("s", 1, 2,
         Map.of("PAGE_TOKEN_KEY", k32, "PAGE_TOKEN_ACCEPTED_KEYS", k16 + ", " + k32));
     assertThat(c.acceptedPageTokenKeys()).extracting(k -> k.length).containsExactly(16, 32);
     assertThat(c.describe()).contains("page_token_accepted_keys=2").doesNotContain("MDEy");
-    assertThat(ServiceConfig.fromEnvironment("s", 1, 2, Map.of()).acceptedPageTokenKeys()).isEmpty();
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2,
+    assertThat(StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of()).acceptedPageTokenKeys()).isEmpty();
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2,
         Map.of("PAGE_TOKEN_KEY", k32, "PAGE_TOKEN_ACCEPTED_KEYS", k16 + ",c2hvcnQ=")))
         .hasMessageContaining("PAGE_TOKEN_ACCEPTED_KEYS").hasMessageContaining("entry 2").hasMessageNotContaining("c2hvcnQ");
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("PAGE_TOKEN_ACCEPTED_KEYS", k16)))
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("PAGE_TOKEN_ACCEPTED_KEYS", k16)))
         .hasMessageContaining("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY");
   }
 
   @Test
   void auditPushgateway_isAUrl() {
-    ServiceConfig c = ServiceConfig.fromEnvironment("s", 1, 2, Map.of("AUDIT_PUSHGATEWAY_URL", "http://pushgateway:9091"));
+    StoreServiceConfig c = StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("AUDIT_PUSHGATEWAY_URL", "http://pushgateway:9091"));
     assertThat(c.auditPushgateway()).contains(URI.create("http://pushgateway:9091"));
     assertThat(c.describe()).contains("audit_pushgateway=http://pushgateway:9091");
-    assertThat(ServiceConfig.variables()).contains("AUDIT_PUSHGATEWAY_URL");
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("AUDIT_PUSHGATEWAY_URL", "pushgateway")))
+    assertThat(StoreServiceConfig.variables()).contains("AUDIT_PUSHGATEWAY_URL");
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("AUDIT_PUSHGATEWAY_URL", "pushgateway")))
         .hasMessageContaining("AUDIT_PUSHGATEWAY_URL must be a URL");
   }
 
   @Test
   void logFormatAndLevel_areRead_andABadOneStopsTheStart() {
-    assertThat(ServiceConfig.variables()).contains("LOG_FORMAT", "LOG_LEVEL");
-    ServiceConfig.fromEnvironment("s", 1, 2, Map.of("LOG_FORMAT", "text", "LOG_LEVEL", "DEBUG"));
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("LOG_FORMAT", "xml", "LOG_LEVEL", "loud")))
+    assertThat(StoreServiceConfig.variables()).contains("LOG_FORMAT", "LOG_LEVEL");
+    StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("LOG_FORMAT", "text", "LOG_LEVEL", "DEBUG"));
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("LOG_FORMAT", "xml", "LOG_LEVEL", "loud")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("LOG_FORMAT must be one of json, text, got 'xml'")
         .hasMessageContaining("LOG_LEVEL must be one of trace, debug, info, warn, error, got 'loud'");
@@ -160,9 +160,9 @@ class ServiceConfigTest {
 
   @Test
   void hotKeyLogShare_isAboveZeroAndAtMostOne() {
-    assertThat(ServiceConfig.fromEnvironment("s", 1, 2, Map.of("HOT_KEY_LOG_SHARE", "1")).hotKeyLogShare()).isEqualTo(1.0);
+    assertThat(StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("HOT_KEY_LOG_SHARE", "1")).hotKeyLogShare()).isEqualTo(1.0);
     for (String bad : new String[] {"0", "-0.1", "1.5", "half", "NaN"}) {
-      assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("HOT_KEY_LOG_SHARE", bad)))
+      assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("HOT_KEY_LOG_SHARE", bad)))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("HOT_KEY_LOG_SHARE must be a number above 0 and at most 1, got '" + bad + "'");
     }
@@ -170,21 +170,21 @@ class ServiceConfigTest {
 
   @Test
   void admission_isAdaptiveByDefault_orAFixedLimit_andItsBoundsAreChecked() {
-    ServiceConfig defaults = ServiceConfig.fromEnvironment("s", 1, 2, Map.of());
+    StoreServiceConfig defaults = StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of());
     assertThat(defaults.admission()).isEqualTo(AdmissionConfig.DEFAULT);
     assertThat(defaults.describe()).contains("admission_limit=adaptive admission_min_limit=4 admission_max_limit=500 "
         + "admission_retry_after_ms=100 grpc_max_concurrent_streams=1000");
-    ServiceConfig fixed = ServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", "12",
+    StoreServiceConfig fixed = StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", "12",
         "ADMISSION_MIN_LIMIT", "2", "ADMISSION_MAX_LIMIT", "40", "ADMISSION_RETRY_AFTER_MS", "250",
         "GRPC_MAX_CONCURRENT_STREAMS", "64"));
     assertThat(fixed.admission()).isEqualTo(new AdmissionConfig(Optional.of(12), 2, 40, Duration.ofMillis(250), 64));
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_MAX_CONCURRENT_STREAMS", "0")))
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_MAX_CONCURRENT_STREAMS", "0")))
         .hasMessageContaining("GRPC_MAX_CONCURRENT_STREAMS");
     for (String bad : new String[] {"0", "-3", "lots", "1.5"}) {
-      assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", bad)))
+      assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", bad)))
           .hasMessageContaining("ADMISSION_LIMIT must be 'adaptive' or a whole number of calls of at least 1, got '" + bad + "'");
     }
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_MIN_LIMIT", "50",
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_MIN_LIMIT", "50",
         "ADMISSION_MAX_LIMIT", "10", "ADMISSION_RETRY_AFTER_MS", "0")))
         .hasMessageContaining("ADMISSION_MAX_LIMIT (10) must be at least ADMISSION_MIN_LIMIT (50)")
         .hasMessageContaining("ADMISSION_RETRY_AFTER_MS");
@@ -192,15 +192,15 @@ class ServiceConfigTest {
 
   @Test
   void shutdownDrain_mayBeZero_butNotNegative() {
-    assertThat(ServiceConfig.fromEnvironment("s", 1, 2, Map.of("SHUTDOWN_DRAIN_MS", "0")).shutdownDrain()).isZero();
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of("SHUTDOWN_DRAIN_MS", "-1")))
+    assertThat(StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("SHUTDOWN_DRAIN_MS", "0")).shutdownDrain()).isZero();
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("SHUTDOWN_DRAIN_MS", "-1")))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("SHUTDOWN_DRAIN_MS must be zero or more, got -1");
   }
 
   @Test
   void namesEveryMalformedVariable_withoutEchoingTheKey() {
-    assertThatThrownBy(() -> ServiceConfig.fromEnvironment("s", 1, 2, Map.of(
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of(
         "GRPC_PORT", "70000", "METRICS_PORT", "x", "DYNAMODB_ENDPOINT", "nohost",
         "TABLE_AUTO_CREATE", "yes", "PAGE_TOKEN_KEY", "c2hvcnQ=", "DYNAMODB_IO_THREADS", "0")))
         .isInstanceOf(IllegalArgumentException.class)

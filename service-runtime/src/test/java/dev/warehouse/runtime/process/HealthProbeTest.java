@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.server;
+package dev.warehouse.runtime.process;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,7 +14,7 @@ class HealthProbeTest {
 
   @Test
   void passesWhileServing_failsOnceStoppedOrUnknown() throws Exception {
-    ServiceServer server = new ServiceServer(NettyServerBuilder.forPort(0), List.of(), List.of(), Duration.ZERO,
+    GrpcServer server = new GrpcServer(NettyServerBuilder.forPort(0), List.of(), List.of(), Duration.ZERO,
         Duration.ofSeconds(1)).start();
     int port = server.port();
     // The probe gives a call 2 s, as a kubelet's probe timeout would; this JVM's first gRPC call also loads
