@@ -1,6 +1,6 @@
 package dev.warehouse.deployment;
 
-import dev.warehouse.runtime.testing.RetrievalMapDoc;
+import dev.warehouse.contracttools.RetrievalMapDoc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.inventory.v1.InventoryServiceProto;

@@ -11,7 +11,7 @@ import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.TableKey;
-import dev.warehouse.runtime.testing.IamPolicy;
+import dev.warehouse.contracttools.IamPolicy;
 import dev.warehouse.runtime.routing.RouteTable;
 import dev.warehouse.runtime.testing.IamPolicyEvaluator;
 import dev.warehouse.runtime.testing.RouteConformance;

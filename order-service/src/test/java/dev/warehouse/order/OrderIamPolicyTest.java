@@ -9,7 +9,7 @@ import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.order.store.OrderKeys;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.TableKey;
-import dev.warehouse.runtime.testing.IamPolicy;
+import dev.warehouse.contracttools.IamPolicy;
 import dev.warehouse.runtime.routing.RouteTable;
 import dev.warehouse.runtime.testing.IamPolicyEvaluator;
 import dev.warehouse.runtime.testing.RouteConformance;

@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.testing;
+package dev.warehouse.contracttools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 class IamPolicyDocsTest {
 
-  static final String REGENERATE = "./mvnw -B -o -q -pl testing -am test -Dtest=IamPolicyDocsTest "
+  static final String REGENERATE = "./mvnw -B -o -q -pl contract-tools -am test -Dtest=IamPolicyDocsTest "
       + "-Dsurefire.failIfNoSpecifiedTests=false -Diam.regenerate=true";
 
   /** The documents the declarations generate, by file name; the services' own tests evaluate requests against them. */

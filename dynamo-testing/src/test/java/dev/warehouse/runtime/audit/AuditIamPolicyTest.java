@@ -3,7 +3,7 @@ package dev.warehouse.runtime.audit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.dynamo.DynamoClients;
-import dev.warehouse.runtime.testing.IamPolicy;
+import dev.warehouse.contracttools.IamPolicy;
 import dev.warehouse.runtime.testing.IamPolicyEvaluator;
 import dev.warehouse.runtime.testing.RecordingInterceptor;
 import dev.warehouse.runtime.testing.TestServices;

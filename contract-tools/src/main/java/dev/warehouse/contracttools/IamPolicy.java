@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.testing;
+package dev.warehouse.contracttools;
 
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;

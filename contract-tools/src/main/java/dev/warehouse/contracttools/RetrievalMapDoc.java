@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.testing;
+package dev.warehouse.contracttools;
 
 import dev.warehouse.routing.v1.Consistency;
 import dev.warehouse.routing.v1.Operation;
