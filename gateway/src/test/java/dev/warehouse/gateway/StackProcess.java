@@ -30,8 +30,14 @@ final class StackProcess implements AutoCloseable {
     this.name = name;
     this.grpcPort = grpcPort;
     this.metricsPort = metricsPort;
-    this.command = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-jar", ROOT.resolve(jar).toString()));
+    this.command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m"));
+    // The test JVMs' own flags (the parent pom's test.jvm.args): these processes are judged on behaviour too.
+    for (String flag : System.getProperty("test.jvm.args", "").trim().split("\\s+")) {
+      if (!flag.isEmpty()) {
+        this.command.add(flag);
+      }
+    }
+    this.command.addAll(List.of("-jar", ROOT.resolve(jar).toString()));
     this.command.addAll(args);
     this.env = env;
   }

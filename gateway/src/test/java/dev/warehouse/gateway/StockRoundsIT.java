@@ -91,6 +91,8 @@ class StockRoundsIT {
   private static final int BUYERS = 16;
   private static final int UNITS = 5;
   private static final int WARM_UP_ORDERS = 8;
+  /** Batches of warm-up orders before the stack is judged too slow to test: each takes seconds once warm. */
+  private static final int WARM_UP_BATCHES = 5;
 
   private static final int ROUNDS_PER_KIND = Integer.getInteger("rounds.perKind", 1);
   private static final int GRACE_SECONDS = Integer.getInteger("rounds.graceSeconds", 3);
@@ -161,12 +163,27 @@ class StockRoundsIT {
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort).usePlaintext().build();
     reservationChannel = NettyChannelBuilder.forAddress("127.0.0.1", inventories.get(0).grpcPort).usePlaintext().build();
 
-    // Orders end to end before any fault, over every instance: the first round's calls are then no cold JVM's,
-    // which took longer than the buyers' deadline and the grace on this 2-core machine.
+    // Orders end to end before any fault, over every instance, until a batch places every order in time: the first
+    // round's calls are then no cold JVM's. A cold stack sharing the cores with another process test can miss the
+    // buyers' deadline and the grace, and the recovery then rightly abandons the order: that batch only warmed.
+    long warmStart = System.nanoTime();
+    List<String> cold = new ArrayList<>();
+    for (int batch = 0; ; batch++) {
+      List<Buyer> warmUp = warmUpBatch();
+      List<Buyer> unplaced = warmUp.stream().filter(buyer -> !(buyer.answer instanceof Order)).toList();
+      if (unplaced.isEmpty()) {
+        break;
+      }
+      unplaced.forEach(buyer -> cold.add(buyer.history(warmStart)));
+      assertThat(batch + 1).as("warm-up batches, each with an order not placed: %s", cold).isLessThan(WARM_UP_BATCHES);
+    }
+  }
+
+  /** One batch of warm-up orders, at once, for as many units as there are orders; each buyer's last answer. */
+  private static List<Buyer> warmUpBatch() throws Exception {
     String product = "P-warm-" + UUID.randomUUID().toString().substring(0, 8);
     stock(product, WARM_UP_ORDERS);
     ExecutorService pool = Executors.newFixedThreadPool(WARM_UP_ORDERS);
-    long warmStart = System.nanoTime();
     try {
       List<Future<Buyer>> warmUp = new ArrayList<>();
       for (int i = 0; i < WARM_UP_ORDERS; i++) {
@@ -176,10 +193,11 @@ class StockRoundsIT {
           return buyer;
         }));
       }
+      List<Buyer> answered = new ArrayList<>();
       for (Future<Buyer> each : warmUp) {
-        Buyer buyer = each.get(GIVE_UP.toSeconds() + 60, TimeUnit.SECONDS);
-        assertThat(buyer.answer).as("a warm-up order %s", buyer.history(warmStart)).isInstanceOf(Order.class);
+        answered.add(each.get(GIVE_UP.toSeconds() + 60, TimeUnit.SECONDS));
       }
+      return answered;
     } finally {
       pool.shutdownNow();
     }
