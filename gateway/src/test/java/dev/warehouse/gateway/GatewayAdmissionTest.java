@@ -18,6 +18,7 @@ import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.UpdateOrderStatusRequest;
 import dev.warehouse.runtime.admission.AdmissionConfig;
 import dev.warehouse.runtime.process.GrpcServer;
+import dev.warehouse.testing.MetricsScrape;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
@@ -99,7 +100,7 @@ class GatewayAdmissionTest {
     String address = "127.0.0.1:" + backendServer.port();
     gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of(address), List.of(address), Duration.ofSeconds(10),
         Duration.ofMillis(50), Duration.ofSeconds(30), Duration.ZERO, Duration.ofSeconds(1))
-        .withAdmission(AdmissionConfig.fixed(2)));
+        .withAdmission(AdmissionConfig.fixed(2).withMaxWait(Duration.ofSeconds(10))));
     channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
   }
 
@@ -119,8 +120,8 @@ class GatewayAdmissionTest {
     return GetOrderRequest.newBuilder().setOrderId("O-" + i).build();
   }
 
-  @Test
-  void overTheLimit_theGatewayRefusesARoutesExcess_whileAnotherRouteAndHealthAreServed() throws Exception {
+  /** Two GetOrders holding the gateway's two slots, each waiting at the backend. */
+  private List<CompletableFuture<Order>> holdBoth() {
     backend.gate = new CountDownLatch(1);
     List<CompletableFuture<Order>> held = IntStream.range(0, 2)
         .mapToObj(i -> CompletableFuture.supplyAsync(() -> stub().getOrder(get(i)))).toList();
@@ -128,8 +129,30 @@ class GatewayAdmissionTest {
     // instead of hanging the build.
     Awaitility.await("both calls held at the backend").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
         .until(() -> backend.gets.get() >= 2);
+    return held;
+  }
 
-    StatusRuntimeException refused = failure(() -> stub().getOrder(get(3)));
+  @Test
+  void overTheLimit_aCallWaitsAtTheGateway_andIsForwardedWhenASlotIsGivenBack() throws Exception {
+    List<CompletableFuture<Order>> held = holdBoth();
+    CompletableFuture<Order> third = CompletableFuture.supplyAsync(() -> stub().getOrder(get(3)));
+    Awaitility.await("the third call waiting for a slot").atMost(Duration.ofSeconds(30))
+        .until(() -> MetricsScrape.scrape(gateway.metricsPort()),
+            metrics -> metrics.matches("(?s).*admission_waiting\\{[^}]*route=\"GetOrder\"[^}]*\\} 1\\.0.*"));
+    assertThat(backend.gets.get()).as("the waiting call has not reached the backend").isEqualTo(2);
+
+    backend.gate.countDown();
+    assertThat(third.get(10, TimeUnit.SECONDS).getOrderId()).as("forwarded, not refused").isEqualTo("O-3");
+    assertThat(held).allSatisfy(call -> assertThat(call.get(10, TimeUnit.SECONDS).getOrderId()).startsWith("O-"));
+  }
+
+  @Test
+  void overTheLimit_theGatewayRefusesACallThatWaitedHalfItsTime_whileAnotherRouteAndHealthAreServed() throws Exception {
+    List<CompletableFuture<Order>> held = holdBoth();
+
+    // A caller with 2 s waits 1 s for a slot, then is refused.
+    StatusRuntimeException refused = failure(() -> OrderServiceGrpc.newBlockingStub(channel)
+        .withDeadlineAfter(2, TimeUnit.SECONDS).getOrder(get(3)));
     assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     ErrorInfo info = detail(refused, ErrorInfo.class);
     assertThat(info.getReason()).isEqualTo("OVERLOADED");

@@ -33,6 +33,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -43,8 +44,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Forty buyers race through the gateway for the last K units of one item, K = 5 and K = 1: exactly K
  * orders are placed, the others are OUT_OF_STOCK, and the stock holds exactly K. The services run the
  * production wiring in-process, on the strict launcher with injected TransactionConflicts; buyers ask
- * again with the same request_id when an answer leaves the outcome open, as a careful client does.
- * ({@code StockRaceIT} runs the same race against the jars while it kills instances.)
+ * again with the same request_id when an answer leaves the outcome open, as a careful client does. The
+ * stack is cold (its limits at their first value, 20) and no buyer is refused for load: the burst waits
+ * for slots. ({@code StockRaceIT} runs the same race against the jars while it kills instances.)
  */
 @Tag("integration")
 class GatewayStockRaceTest {
@@ -56,6 +58,8 @@ class GatewayStockRaceTest {
   private static GatewayProcess gateway;
   private static ManagedChannel channel;
   private static String table;
+  /** Every OVERLOADED refusal any buyer was answered, retried or not. */
+  private static final AtomicInteger overloaded = new AtomicInteger();
 
   @BeforeAll
   static void start() throws Exception {
@@ -95,6 +99,9 @@ class GatewayStockRaceTest {
         return OrderServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS).placeOrder(request);
       } catch (StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
+        if (Statuses.reason(e).equals("OVERLOADED")) {
+          overloaded.incrementAndGet();
+        }
         if (code == Status.Code.RESOURCE_EXHAUSTED && System.nanoTime() < giveUp) {
           Thread.sleep(Statuses.retryDelayMs(e)); // the back-off RetryInfo asks of a client, not a wait for the test
           continue;
@@ -140,6 +147,7 @@ class GatewayStockRaceTest {
       pool.shutdownNow();
     }
 
+    assertThat(overloaded).as("buyers refused for load: a burst of %d waits for slots", BUYERS).hasValue(0);
     assertThat(outcomes).filteredOn(o -> o instanceof Order).hasSize(units)
         .allSatisfy(o -> assertThat(((Order) o).getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_PLACED));
     assertThat(outcomes).filteredOn(o -> !(o instanceof Order)).hasSize(BUYERS - units).allSatisfy(o ->

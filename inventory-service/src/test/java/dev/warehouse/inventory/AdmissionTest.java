@@ -41,7 +41,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The concurrency limit on a tiny fixed limit of 2, with the store's answers held by the fault proxy so
- * that calls stay in flight exactly as long as the test needs: the excess of one route is refused
+ * that calls stay in flight exactly as long as the test needs: the excess of one route waits for a slot
+ * and is served when one is given back, or, when none comes within half its caller's time, is refused
  * without waiting on the store, with RESOURCE_EXHAUSTED, reason OVERLOADED and a RetryInfo; another
  * route still gets its share; health checks and invalid requests are answered throughout; and a slot
  * comes back when its call ends, answered or cancelled. A connection's calls past its stream limit wait at
@@ -54,9 +55,17 @@ class AdmissionTest {
   /** Calls one connection may have open at once (GRPC_MAX_CONCURRENT_STREAMS): above what the other tests hold. */
   private static final int STREAMS = 3;
 
+  /** Long against the impatient callers' half of their 2 s: they are refused when their own time says so. */
+  private static final Duration MAX_WAIT = Duration.ofSeconds(10);
+
   @BeforeAll
   static void start() throws Exception {
-    inventory = new InventoryFixture(AdmissionConfig.fixed(2).withMaxStreams(STREAMS));
+    inventory = new InventoryFixture(AdmissionConfig.fixed(2).withMaxWait(MAX_WAIT).withMaxStreams(STREAMS));
+  }
+
+  /** A caller with 2 s: over the limit, it waits 1 s for a slot, then is refused. */
+  private static InventoryServiceGrpc.InventoryServiceBlockingStub impatient() {
+    return InventoryServiceGrpc.newBlockingStub(inventory.channel).withDeadlineAfter(2, TimeUnit.SECONDS);
   }
 
   @AfterEach
@@ -91,19 +100,40 @@ class AdmissionTest {
   }
 
   @Test
-  void overTheLimit_aRouteIsRefusedAtOnce_whileAnotherRouteHealthAndInvalidInputAreServed() throws Exception {
+  void overTheLimit_aCallWaitsForASlot_andIsServedWhenOneIsGivenBack() throws Exception {
+    String product = id("P");
+    inventory.stock(product, "W1", 4);
+    CountDownLatch[] gate = new CountDownLatch[1];
+    List<CompletableFuture<ProductInventory>> held = fill(product, gate);
+    CompletableFuture<ProductInventory> third = CompletableFuture.supplyAsync(
+        () -> inventory.stub().getProductInventory(read(product)));
+    Awaitility.await("the third read waiting for a slot").atMost(Duration.ofSeconds(30))
+        .until(() -> MetricsScrape.scrape(inventory.process.metricsPort()),
+            metrics -> metrics.matches("(?s).*admission_waiting\\{[^}]*route=\"GetProductInventory\"[^}]*\\} 1\\.0.*"));
+    assertThat(third).isNotDone();
+
+    gate[0].countDown();
+    assertThat(third.get(20, TimeUnit.SECONDS).getQuantity()).as("served, not refused").isEqualTo(4);
+    assertThat(held).allSatisfy(call -> assertThat(call.get(20, TimeUnit.SECONDS).getQuantity()).isEqualTo(4));
+    assertThat(MetricsScrape.scrape(inventory.process.metricsPort()))
+        .containsPattern("admission_wait_seconds_count\\{[^}]*admitted=\"true\"[^}]*route=\"GetProductInventory\"[^}]*\\} [1-9]");
+  }
+
+  @Test
+  void overTheLimit_aCallThatWaitsHalfItsTimeIsRefused_whileAnotherRouteHealthAndInvalidInputAreServed()
+      throws Exception {
     String product = id("P");
     inventory.stock(product, "W1", 7);
     CountDownLatch[] gate = new CountDownLatch[1];
     List<CompletableFuture<ProductInventory>> held = fill(product, gate);
 
-    StatusRuntimeException refused = failure(() -> inventory.stub().getProductInventory(read(product)));
+    StatusRuntimeException refused = failure(() -> impatient().getProductInventory(read(product)));
     assertThat(refused.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     ErrorInfo info = detail(refused, ErrorInfo.class);
     assertThat(info.getReason()).isEqualTo("OVERLOADED");
     assertThat(info.getMetadataMap()).containsEntry("route", "GetProductInventory").containsEntry("retry_after_ms", "100");
     assertThat(detail(refused, RetryInfo.class).getRetryDelay().getNanos()).isEqualTo(100_000_000);
-    // Refused while both held reads still wait on the store: the refusal never waited for a slot.
+    // Refused while both held reads still wait on the store: it waited half its time for a slot, and none came.
     assertThat(held).noneMatch(CompletableFuture::isDone);
 
     // Another route has its own share of the full limit (its GetItem is not held).
@@ -151,7 +181,7 @@ class AdmissionTest {
         () -> inventory.stub().getProductInventory(read(product)));
     Awaitility.await("both reads held at the store").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
         .until(() -> inventory.proxy.calls("GetItem") >= before + 2);
-    assertThatThrownBy(() -> inventory.stub().getProductInventory(read(product)))
+    assertThatThrownBy(() -> impatient().getProductInventory(read(product)))
         .satisfies(e -> assertThat(Status.fromThrowable(e).getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED));
 
     first.cancel(null);
@@ -161,7 +191,7 @@ class AdmissionTest {
     ProductInventory answered = Awaitility.await("the cancelled call's slot back").atMost(Duration.ofSeconds(10))
         .pollInterval(Duration.ofMillis(20)).until(() -> {
           try {
-            return inventory.stub().getProductInventory(read(product));
+            return impatient().getProductInventory(read(product));
           } catch (StatusRuntimeException e) {
             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             return null;
@@ -193,9 +223,8 @@ class AdmissionTest {
         return e.getStatus().getCode();
       }
     }, callers));
-    while (inventory.proxy.calls("GetItem") < before + STREAMS) {
-      Thread.onSpinWait(); // all three have reached the store
-    }
+    Awaitility.await("all three at the store").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(1))
+        .until(() -> inventory.proxy.calls("GetItem") >= before + STREAMS);
 
     // One call more on the same connection: the server allows it no stream, so it waits at the client.
     CompletableFuture<HealthCheckResponse.ServingStatus> queued = CompletableFuture.supplyAsync(() ->

@@ -68,4 +68,17 @@ public final class Statuses {
           }
         }).orElse(100L);
   }
+
+  /** The {@code google.rpc.ErrorInfo} reason of a failure, or "" when it carries none. */
+  public static String reason(StatusRuntimeException e) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(e);
+    return status == null ? "" : status.getDetailsList().stream().filter(any -> any.is(ErrorInfo.class)).findFirst()
+        .map(any -> {
+          try {
+            return any.unpack(ErrorInfo.class).getReason();
+          } catch (InvalidProtocolBufferException x) {
+            throw new AssertionError(x);
+          }
+        }).orElse("");
+  }
 }

@@ -3,7 +3,7 @@ package dev.warehouse.runtime.dynamo;
 import dev.warehouse.runtime.admission.Admission;
 import dev.warehouse.runtime.dynamo.DynamoErrors.CallEndedException;
 import dev.warehouse.runtime.dynamo.DynamoErrors.FinalAttemptException;
-import dev.warehouse.runtime.error.ResourceExhaustedException;
+import dev.warehouse.runtime.error.Failures;
 import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.micrometer.tagged.TaggedRetryMetrics;
 import io.github.resilience4j.retry.Retry;
@@ -12,7 +12,6 @@ import io.github.resilience4j.retry.RetryRegistry;
 import io.grpc.Context;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -81,12 +80,31 @@ public final class DynamoCalls {
    * ({@link DynamoErrors#translate}).
    */
   public <R> CompletableFuture<R> run(Function<Duration, CompletableFuture<R>> attempt) {
-    // A call's first store call takes its slot of the concurrency limit; over it, nothing is sent.
-    Optional<ResourceExhaustedException> refused = Admission.enter();
-    if (refused.isPresent()) {
-      return CompletableFuture.failedFuture(refused.get());
-    }
     CallScope scope = CallScope.current();
+    // A call's first store call takes its slot of the concurrency limit, waiting briefly for one; refused, it
+    // sends nothing.
+    CompletableFuture<Void> admitted = Admission.enter();
+    if (admitted.isDone() && !admitted.isCompletedExceptionally()) {
+      return admittedRun(scope, attempt);
+    }
+    CompletableFuture<R> result = new CompletableFuture<>();
+    admitted.whenComplete((ok, refused) -> scope.run(() -> {
+      if (refused != null) {
+        result.completeExceptionally(DynamoErrors.translate(refused));
+      } else {
+        admittedRun(scope, attempt).whenComplete((value, failure) -> {
+          if (failure == null) {
+            result.complete(value);
+          } else {
+            result.completeExceptionally(Failures.cause(failure));
+          }
+        });
+      }
+    }));
+    return result;
+  }
+
+  private <R> CompletableFuture<R> admittedRun(CallScope scope, Function<Duration, CompletableFuture<R>> attempt) {
     long started = nanoTime.getAsLong();
     long end = started + Math.min(operationNanos, scope.remainingNanos());
     int[] attempts = {0};

@@ -105,7 +105,8 @@ public final class DynamoPlugin implements ProcessPlugin {
     List<String> methods = descriptors.stream().flatMap(service -> service.getMethods().stream())
         .map(MethodDescriptor::getFullMethodName).toList();
     RouteLimiter limiter = new RouteLimiter(config.serviceName(),
-        methods.stream().map(MethodDescriptor::extractBareMethodName).toList(), config.admission(), process.registry());
+        methods.stream().map(MethodDescriptor::extractBareMethodName).toList(), config.admission(), process.registry(),
+        process.scheduler());
     CallerScopeCheck scopes = new CallerScopeCheck(RouteTable.declared(descriptors),
         config.tls().serverMode() == TlsMode.MTLS ? Optional.of(config.tls().trustedPeers()) : Optional.empty());
     served.add(new AdminGrpcEndpoint(config.serviceName(), hotKeys));

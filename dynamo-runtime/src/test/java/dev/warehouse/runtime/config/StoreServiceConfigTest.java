@@ -173,11 +173,15 @@ class StoreServiceConfigTest {
     StoreServiceConfig defaults = StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of());
     assertThat(defaults.admission()).isEqualTo(AdmissionConfig.DEFAULT);
     assertThat(defaults.describe()).contains("admission_limit=adaptive admission_min_limit=4 admission_max_limit=500 "
-        + "admission_retry_after_ms=100 grpc_max_concurrent_streams=1000");
+        + "admission_retry_after_ms=100 admission_max_wait_ms=10000 admission_max_queue=1000 "
+        + "grpc_max_concurrent_streams=1000");
     StoreServiceConfig fixed = StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_LIMIT", "12",
         "ADMISSION_MIN_LIMIT", "2", "ADMISSION_MAX_LIMIT", "40", "ADMISSION_RETRY_AFTER_MS", "250",
-        "GRPC_MAX_CONCURRENT_STREAMS", "64"));
-    assertThat(fixed.admission()).isEqualTo(new AdmissionConfig(Optional.of(12), 2, 40, Duration.ofMillis(250), 64));
+        "ADMISSION_MAX_WAIT_MS", "0", "ADMISSION_MAX_QUEUE", "7", "GRPC_MAX_CONCURRENT_STREAMS", "64"));
+    assertThat(fixed.admission()).isEqualTo(new AdmissionConfig(Optional.of(12), 2, 40, Duration.ofMillis(250),
+        Duration.ZERO, 7, 64));
+    assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("ADMISSION_MAX_WAIT_MS", "-1")))
+        .hasMessageContaining("ADMISSION_MAX_WAIT_MS");
     assertThatThrownBy(() -> StoreServiceConfig.fromEnvironment("s", 1, 2, Map.of("GRPC_MAX_CONCURRENT_STREAMS", "0")))
         .hasMessageContaining("GRPC_MAX_CONCURRENT_STREAMS");
     for (String bad : new String[] {"0", "-3", "lots", "1.5"}) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.error.ClientFacingException;
 import dev.warehouse.runtime.grpc.GrpcErrors;
+import dev.warehouse.testing.ManualScheduler;
 import io.grpc.Context;
 import io.grpc.Deadline;
 import io.grpc.Status;

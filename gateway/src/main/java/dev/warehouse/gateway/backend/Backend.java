@@ -26,14 +26,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One backend service (say, the inventory-service) behind the gateway: channels balancing over its
  * current instances ({@link BackendInstances}), one per gateway I/O thread, a concurrency limit that
- * refuses at once what the backend cannot serve at low latency ({@link RouteLimiter}: adaptive, one per
- * method, so that one method's flood leaves the others theirs), and the calls themselves made by
+ * holds back what the backend cannot serve at low latency ({@link RouteLimiter}: adaptive, one per
+ * method, so that one method's flood leaves the others theirs; a burst waits briefly, a flood is refused), and the calls themselves made by
  * {@link PeerCalls}, the client every service-to-service call goes through: the caller's deadline and
  * cancellation, the one retry of a transport failure, and the circuit breaker that fails calls fast while
  * the whole service is down. The limit is for a busy backend, the breaker for a failing one: a backend's
@@ -46,8 +46,8 @@ public final class Backend implements AutoCloseable {
   private final List<ManagedChannel> channels;
   private final PeerCalls calls;
   private final RouteLimiter limiter;
-  /** Each method's refusal at its limit, built at its first. */
-  private final ConcurrentHashMap<String, GrpcErrors.Prepared> overloaded = new ConcurrentHashMap<>();
+  /** A call's time when its caller set no deadline: the most it may wait for a slot is half of it. */
+  private final long defaultDeadlineNanos;
 
   /**
    * @param instances         the service's instances, which the channels follow as they change
@@ -60,9 +60,10 @@ public final class Backend implements AutoCloseable {
       MeterRegistry meters,
       EventLoopGroup eventLoops, ChannelCredentials credentials) {
     this.serviceName = service.getFullName();
+    this.defaultDeadlineNanos = defaultDeadline.toNanos();
     this.limiter = new RouteLimiter(serviceName,
         service.getMethods().stream().map(com.google.protobuf.Descriptors.MethodDescriptor::getName).toList(),
-        admission, meters);
+        admission, meters, eventLoops.next());
     eventLoops.forEach(loop -> loops.add((EventLoop) loop));
     this.channels = loops.stream().map(loop -> EventLoops.channelTo(instances, loop, credentials)
         .defaultServiceConfig(BackendServiceConfig.of(service))
@@ -126,24 +127,43 @@ public final class Backend implements AutoCloseable {
    * Forwards one unary call, as bytes, through {@link PeerCalls}: the caller's deadline and cancellation
    * carry over, a call with less than the minimum budget left fails at once ({@code DEADLINE_TOO_SHORT}),
    * and statuses and their trailers ({@code google.rpc} details) come back unchanged. Over the method's
-   * concurrency limit, the call is refused before it costs the backend anything.
+   * concurrency limit, the call waits briefly for a slot, parked on no thread, and is refused before it costs
+   * the backend anything when none comes.
    */
   public void forward(MethodDescriptor<byte[], byte[]> method, byte[] request, StreamObserver<byte[]> response) {
-    Optional<Limiter.Listener> slot = limiter.acquire(method.getBareMethodName());
-    if (slot.isEmpty()) {
-      response.onError(overloaded.computeIfAbsent(method.getBareMethodName(), this::overloaded).exception());
+    String route = method.getBareMethodName();
+    Context context = Context.current();
+    Deadline deadline = context.getDeadline();
+    long timeLeft = deadline == null ? defaultDeadlineNanos : deadline.timeRemaining(TimeUnit.NANOSECONDS);
+    CompletableFuture<Limiter.Listener> admitted = limiter.admit(route, timeLeft,
+        serviceName + " is at the gateway's concurrency limit for it", Map.of("service", serviceName));
+    if (admitted.isDone() && !admitted.isCompletedExceptionally()) {
+      send(context, method, request, response, admitted.join());
       return;
     }
-    Context context = Context.current();
+    admitted.whenComplete((slot, refused) -> {
+      if (refused != null) {
+        response.onError(GrpcErrors.toStatusException(refused));
+      } else if (context.isCancelled()) {
+        RouteLimiter.release(slot, RouteLimiter.Outcome.IGNORED); // the caller left while it waited
+        response.onError(Status.CANCELLED.withDescription("the call was cancelled").asRuntimeException());
+      } else {
+        context.run(() -> send(context, method, request, response, slot));
+      }
+    });
+  }
+
+  private void send(Context context, MethodDescriptor<byte[], byte[]> method, byte[] request,
+      StreamObserver<byte[]> response, Limiter.Listener slot) {
     calls.call(this::channel, method, request).whenComplete((answer, failure) -> {
       if (failure == null) {
-        RouteLimiter.release(slot.get(), RouteLimiter.Outcome.SUCCESS);
+        RouteLimiter.release(slot, RouteLimiter.Outcome.SUCCESS);
         response.onNext(answer);
         response.onCompleted();
         return;
       }
       boolean callerLeft = context.isCancelled() && !deadlinePassed(context);
-      RouteLimiter.release(slot.get(), PeerCalls.notSent(failure) ? RouteLimiter.Outcome.IGNORED
+      RouteLimiter.release(slot, PeerCalls.notSent(failure) ? RouteLimiter.Outcome.IGNORED
           : outcome(Status.fromThrowable(failure).getCode(), callerLeft));
       response.onError(failure);
     });
@@ -152,15 +172,6 @@ public final class Backend implements AutoCloseable {
   private static boolean deadlinePassed(Context context) {
     Deadline deadline = context.getDeadline();
     return deadline != null && deadline.isExpired();
-  }
-
-  /**
-   * A call over the backend's concurrency limit: refused at once, before it costs the backend anything,
-   * with the same status and retry hint a service's own admission gives.
-   */
-  private GrpcErrors.Prepared overloaded(String route) {
-    return GrpcErrors.prepare(limiter.refusal(route, serviceName + " is at the gateway's concurrency limit for it",
-        Map.of("service", serviceName)));
   }
 
   /**

@@ -10,17 +10,19 @@ import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
+import io.grpc.Deadline;
 import io.grpc.Status;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A service's admission control: a call takes a slot of its RPC's limit ({@link RouteLimiter}) when it
  * first needs the store (its first DynamoDB call, {@link #enter}), and gives it back when it ends.
- * Over the limit, that first store call fails at once with RESOURCE_EXHAUSTED ({@code OVERLOADED},
- * with a {@code google.rpc.RetryInfo}), before anything is read or written.
+ * Over the limit, that first store call waits for a slot, briefly and within its caller's deadline; when
+ * none comes, it fails with RESOURCE_EXHAUSTED ({@code OVERLOADED}, with a {@code google.rpc.RetryInfo}),
+ * before anything is read or written.
  *
  * <p>Admitting at the store, not at the door, is what keeps cheap calls cheap: health checks and
  * calls refused for their input (INVALID_ARGUMENT) never touch the store, so they are never refused,
@@ -44,13 +46,16 @@ public final class Admission implements ServerInterceptor {
     this.methods = Set.copyOf(methods);
   }
 
+  private static final CompletableFuture<Void> ADMITTED = CompletableFuture.completedFuture(null);
+
   /**
-   * Called before a store call: empty when the call may go on (it holds a slot now, or it is not a
-   * limited call), or the refusal to fail it with.
+   * Called before a store call: completes when the call may go on (it holds a slot, or it is not a limited
+   * call), at once in the common case; fails with the refusal ({@link ResourceExhaustedException}) when no
+   * slot came within the wait. It may complete on another thread, outside the call's gRPC context.
    */
-  public static Optional<ResourceExhaustedException> enter() {
+  public static CompletableFuture<Void> enter() {
     Ticket ticket = TICKET.get();
-    return ticket == null ? Optional.empty() : ticket.enter();
+    return ticket == null ? ADMITTED : ticket.enter();
   }
 
   @Override
@@ -77,12 +82,17 @@ public final class Admission implements ServerInterceptor {
     };
   }
 
-  /** One call's claim on a slot: taken at its first store call, given back once, when the call ends. */
+  /**
+   * One call's claim on a slot: asked for at its first store call, given back once, when the call ends
+   * (or at once, if it ended while it waited).
+   */
   private static final class Ticket {
     private final RouteLimiter limiter;
     private final String route;
-    private final AtomicBoolean ended = new AtomicBoolean();
-    private volatile Limiter.Listener slot;
+    /** Guarded by {@code this}. */
+    private CompletableFuture<Void> admitted;
+    private Limiter.Listener slot;
+    private RouteLimiter.Outcome ended;
 
     Ticket(RouteLimiter limiter, String route) {
       this.limiter = limiter;
@@ -90,25 +100,40 @@ public final class Admission implements ServerInterceptor {
     }
 
     /** Synchronized: a call's store calls can start on two threads at once (a fan-out over shards). */
-    synchronized Optional<ResourceExhaustedException> enter() {
-      if (slot != null || ended.get()) {
-        return Optional.empty();
+    synchronized CompletableFuture<Void> enter() {
+      if (admitted != null) {
+        return admitted;
       }
-      Optional<Limiter.Listener> taken = limiter.acquire(route);
-      if (taken.isEmpty()) {
-        return Optional.of(limiter.refusal(route, "the service is at its concurrency limit", Map.of()));
+      if (ended != null) {
+        return ADMITTED; // the call is over: its store call fails on its own deadline or cancellation
       }
-      slot = taken.get();
-      return Optional.empty();
+      Deadline deadline = Context.current().getDeadline(); // the call's: enter() runs in it
+      long timeLeft = deadline == null ? Long.MAX_VALUE : deadline.timeRemaining(TimeUnit.NANOSECONDS);
+      admitted = limiter.admit(route, timeLeft, "the service is at its concurrency limit", Map.of())
+          .thenAccept(this::taken);
+      return admitted;
+    }
+
+    private void taken(Limiter.Listener given) {
+      RouteLimiter.Outcome endedMeanwhile;
+      synchronized (this) {
+        endedMeanwhile = ended;
+        slot = endedMeanwhile == null ? given : null;
+      }
+      if (endedMeanwhile != null) {
+        RouteLimiter.release(given, RouteLimiter.Outcome.IGNORED); // the caller left while it waited
+      }
     }
 
     void end(RouteLimiter.Outcome outcome) {
-      if (!ended.compareAndSet(false, true)) {
-        return;
-      }
       Limiter.Listener held;
       synchronized (this) {
+        if (ended != null) {
+          return;
+        }
+        ended = outcome;
         held = slot;
+        slot = null;
       }
       if (held != null) {
         RouteLimiter.release(held, outcome);

@@ -13,24 +13,40 @@ import io.grpc.Status;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
  * Concurrency limits over one backend, one per route (RPC): Netflix's concurrency-limits, a
  * {@link Gradient2Limit} over one-second windows that follows the route's own latency, or a fixed
- * limit. A limit grows while its route's latency holds and shrinks as calls start to queue; past it, a
- * call is refused at once. One limit per route keeps one route's flood from starving another, and
- * measures each route against its own latency: one limit shared by all routes read every PlaceOrder
- * (six DynamoDB calls) as a queueing GetOrder (one), and refused PlaceOrders at a fifth of capacity.
+ * limit. A limit grows while its route's latency holds and shrinks as calls start to queue. One limit per
+ * route keeps one route's flood from starving another, and measures each route against its own latency:
+ * one limit shared by all routes read every PlaceOrder (six DynamoDB calls) as a queueing GetOrder (one),
+ * and refused PlaceOrders at a fifth of capacity.
+ *
+ * <p>Past its limit a call waits for a slot ({@link #admit}), parked without a thread: a burst is queued,
+ * not refused. The wait is bounded by {@code ADMISSION_MAX_WAIT_MS}, by half the time its caller has left and
+ * by the queue's length; past any of them the call is refused. The queue is served first-in-first-out
+ * while it drains quickly and last-in-first-out once its oldest call has waited half the longest wait
+ * (Facebook's adaptive LIFO): under overload, the calls served are the ones whose callers are still
+ * waiting, and the stale ones are refused when their wait ends. Concurrency-limits' blocking limiter is
+ * the model of the policy; it parks a thread, and the servers run on {@code directExecutor}.
  *
  * <p>Metrics ({@code limiter}: the process's or the backend's name; {@code route}: the RPC):
- * {@code admission_limit}, {@code admission_inflight}, and {@code admission_calls_total} by
- * {@code outcome} (success, dropped, ignored, rejected).
+ * {@code admission_limit}, {@code admission_inflight}, {@code admission_waiting}, {@code admission_calls_total}
+ * by {@code outcome} (success, dropped, ignored, rejected), and {@code admission_wait_seconds} of the calls that
+ * waited, by whether they got a slot ({@code admitted}: true or false).
  */
 public final class RouteLimiter {
 
@@ -47,23 +63,30 @@ public final class RouteLimiter {
   /** How much a route's latency may grow over its no-load latency before its limit shrinks. */
   static final double RTT_TOLERANCE = 2.0;
 
-  private final Map<String, SimpleLimiter<Void>> limiters = new LinkedHashMap<>();
+  private final Map<String, RouteSlots> limiters = new LinkedHashMap<>();
   private final AdmissionConfig config;
+  private final ScheduledExecutorService timer;
+  private final LongSupplier nanoClock;
 
   /**
    * @param name    the {@code limiter} tag of the metrics
    * @param routes  the routes (RPC names) the limiter admits, each with a limit of its own
+   * @param timer   ends the waits of calls over the limit; its tasks take microseconds
    */
-  public RouteLimiter(String name, List<String> routes, AdmissionConfig config, MeterRegistry meters) {
-    this(name, routes, config, meters, System::nanoTime);
+  public RouteLimiter(String name, List<String> routes, AdmissionConfig config, MeterRegistry meters,
+      ScheduledExecutorService timer) {
+    this(name, routes, config, meters, timer, System::nanoTime);
   }
 
-  /** The same, timing calls by {@code nanoClock} (tests step it). */
-  RouteLimiter(String name, List<String> routes, AdmissionConfig config, MeterRegistry meters, LongSupplier nanoClock) {
+  /** The same, timing calls by {@code nanoClock} (tests step it, and the timer with it). */
+  RouteLimiter(String name, List<String> routes, AdmissionConfig config, MeterRegistry meters,
+      ScheduledExecutorService timer, LongSupplier nanoClock) {
     if (routes.isEmpty()) {
       throw new IllegalArgumentException("a limiter needs at least one route");
     }
     this.config = config;
+    this.timer = timer;
+    this.nanoClock = nanoClock;
     for (String route : routes) {
       Limit limit = config.fixedLimit().<Limit>map(FixedLimit::of).orElseGet(() -> WindowedLimit.newBuilder()
           .build(Gradient2Limit.newBuilder()
@@ -77,20 +100,44 @@ public final class RouteLimiter {
               .build()));
       SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().named(name + "/" + route).limit(limit).nanoClock(nanoClock)
           .metricRegistry(new Metrics(meters, Tags.of("limiter", name, "route", route))).build();
-      limiters.put(route, limiter);
+      Tags tags = Tags.of("limiter", name, "route", route);
+      RouteSlots slots = new RouteSlots(route, limiter, meters, tags);
+      limiters.put(route, slots);
       Gauge.builder("admission.inflight", limiter, SimpleLimiter::getInflight)
           .description("calls holding a slot of the route's concurrency limit")
-          .tags(Tags.of("limiter", name, "route", route)).strongReference(true).register(meters);
+          .tags(tags).strongReference(true).register(meters);
+      Gauge.builder("admission.waiting", slots, RouteSlots::waiting)
+          .description("calls waiting for a slot of the route's concurrency limit")
+          .tags(tags).strongReference(true).register(meters);
     }
   }
 
-  /** A slot for a call of {@code route}, or empty when the route is at its limit. */
+  /** A slot for a call of {@code route} now, or empty when the route is at its limit (or calls wait for one). */
   public Optional<Limiter.Listener> acquire(String route) {
-    SimpleLimiter<Void> limiter = limiters.get(route);
-    if (limiter == null) {
+    return slots(route).tryAcquire();
+  }
+
+  /**
+   * A slot for a call of {@code route}: at once when one is free, else when one is given back, within the
+   * longest wait and half of {@code timeLeftNanos} (the caller's time; {@link Long#MAX_VALUE} for none).
+   * Fails with the route's {@link #refusal} when the wait ends without one, or at once when the queue is full.
+   * The future completes on the thread that gave the slot back, or the timer's.
+   *
+   * @param whoseLimit the refusal's message start, as {@link #refusal} takes it
+   * @param more       the refusal's further metadata
+   */
+  public CompletableFuture<Limiter.Listener> admit(String route, long timeLeftNanos, String whoseLimit,
+      Map<String, String> more) {
+    return slots(route).admit(Math.min(config.maxWait().toNanos(), timeLeftNanos / 2),
+        () -> refusal(route, whoseLimit, more));
+  }
+
+  private RouteSlots slots(String route) {
+    RouteSlots slots = limiters.get(route);
+    if (slots == null) {
       throw new IllegalArgumentException("no limit for route " + route);
     }
-    return limiter.acquire(null);
+    return slots;
   }
 
   /**
@@ -110,7 +157,12 @@ public final class RouteLimiter {
 
   /** The limit of {@code route} now. */
   public int limit(String route) {
-    return limiters.get(route).getLimit();
+    return slots(route).limiter.getLimit();
+  }
+
+  /** How many calls of {@code route} wait for a slot now. */
+  public int waiting(String route) {
+    return slots(route).waiting();
   }
 
   /**
@@ -132,6 +184,168 @@ public final class RouteLimiter {
       case SUCCESS -> slot.onSuccess();
       case DROPPED -> slot.onDropped();
       case IGNORED -> slot.onIgnore();
+    }
+  }
+
+  /**
+   * One route's limit and the calls waiting for it. Slots are handed to waiters by whichever thread gives
+   * one back, in a drain loop that one thread runs at a time ({@code handing}), so that a waiter whose call
+   * ends at once, giving its slot straight back, does not recurse into the next hand-over.
+   */
+  private final class RouteSlots {
+    private final String route;
+    private final SimpleLimiter<Void> limiter;
+    /** Guarded by {@code this}. */
+    private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    private final AtomicInteger handing = new AtomicInteger();
+    private final io.micrometer.core.instrument.Counter rejected;
+    private final io.micrometer.core.instrument.Timer admittedWait;
+    private final io.micrometer.core.instrument.Timer refusedWait;
+    private volatile int waiting;
+
+    RouteSlots(String route, SimpleLimiter<Void> limiter, MeterRegistry meters, Tags tags) {
+      this.route = route;
+      this.limiter = limiter;
+      // The library's own counter of the same name and tags: one series, whoever refuses.
+      this.rejected = io.micrometer.core.instrument.Counter.builder("admission.calls").tags(tags.and("outcome", "rejected"))
+          .description("calls by what the limit made of them: success, dropped, ignored, rejected, bypassed")
+          .register(meters);
+      this.admittedWait = waitTimer(meters, tags, true);
+      this.refusedWait = waitTimer(meters, tags, false);
+    }
+
+    private io.micrometer.core.instrument.Timer waitTimer(MeterRegistry meters, Tags tags, boolean admitted) {
+      return io.micrometer.core.instrument.Timer.builder("admission.wait")
+          .description("how long calls over the limit waited for a slot, by whether they got one")
+          .tags(tags.and("admitted", Boolean.toString(admitted)))
+          .serviceLevelObjectives(Duration.ofMillis(10), Duration.ofMillis(50), Duration.ofMillis(250),
+              Duration.ofSeconds(1), Duration.ofSeconds(2))
+          .register(meters);
+    }
+
+    int waiting() {
+      return waiting;
+    }
+
+    /** A slot now, without waiting and without passing calls that wait. */
+    synchronized Optional<Limiter.Listener> tryAcquire() {
+      if (!waiters.isEmpty() || limiter.getInflight() >= limiter.getLimit()) {
+        rejected.increment();
+        return Optional.empty();
+      }
+      return limiter.acquire(null).map(this::returning);
+    }
+
+    CompletableFuture<Limiter.Listener> admit(long waitNanos, Supplier<ResourceExhaustedException> refusal) {
+      Waiter waiter;
+      synchronized (this) {
+        if (waiters.isEmpty() && limiter.getInflight() < limiter.getLimit()) {
+          Optional<Limiter.Listener> slot = limiter.acquire(null);
+          if (slot.isPresent()) {
+            return CompletableFuture.completedFuture(returning(slot.get()));
+          }
+        }
+        if (waitNanos <= 0 || waiters.size() >= config.maxQueue()) {
+          rejected.increment();
+          return CompletableFuture.failedFuture(refusal.get());
+        }
+        waiter = new Waiter(nanoClock.getAsLong(), waitNanos);
+        waiters.addLast(waiter);
+        waiting = waiters.size();
+      }
+      // Outside the lock: a timer that runs the task at once must not find the lock held.
+      waiter.timeout = timer.schedule(() -> giveUp(waiter, refusal), waitNanos, TimeUnit.NANOSECONDS);
+      handOff(); // a slot given back between the check and the queueing
+      return waiter;
+    }
+
+    private void giveUp(Waiter waiter, Supplier<ResourceExhaustedException> refusal) {
+      synchronized (this) {
+        if (!waiters.remove(waiter)) {
+          return; // handed a slot meanwhile
+        }
+        waiting = waiters.size();
+      }
+      rejected.increment();
+      refusedWait.record(nanoClock.getAsLong() - waiter.since, TimeUnit.NANOSECONDS);
+      waiter.completeExceptionally(refusal.get());
+    }
+
+    /** Hands free slots to waiting calls, until none waits or none is free. */
+    private void handOff() {
+      if (handing.getAndIncrement() != 0) {
+        return; // the thread in the loop below looks again
+      }
+      do {
+        while (true) {
+          Waiter next;
+          Limiter.Listener slot;
+          synchronized (this) {
+            if (waiters.isEmpty() || limiter.getInflight() >= limiter.getLimit()) {
+              break;
+            }
+            Optional<Limiter.Listener> taken = limiter.acquire(null);
+            if (taken.isEmpty()) {
+              break;
+            }
+            slot = taken.get();
+            next = nextWaiter();
+            waiting = waiters.size();
+          }
+          if (next.timeout != null) {
+            next.timeout.cancel(false);
+          }
+          admittedWait.record(nanoClock.getAsLong() - next.since, TimeUnit.NANOSECONDS);
+          if (!next.complete(returning(slot))) {
+            slot.onIgnore(); // cannot happen while only giveUp completes it otherwise, under the lock
+          }
+        }
+      } while (handing.decrementAndGet() != 0);
+    }
+
+    /**
+     * First in, first out while the queue drains; last in, first out once its oldest has waited half the
+     * longest wait: then the newest calls, whose callers have the most time left, are served first.
+     */
+    private Waiter nextWaiter() {
+      Waiter oldest = waiters.peekFirst();
+      boolean standing = nanoClock.getAsLong() - oldest.since >= oldest.waitNanos / 2;
+      return standing ? waiters.pollLast() : waiters.pollFirst();
+    }
+
+    /** The slot, handing itself to a waiting call once it is given back. */
+    private Limiter.Listener returning(Limiter.Listener slot) {
+      return new Limiter.Listener() {
+        @Override
+        public void onSuccess() {
+          slot.onSuccess();
+          handOff();
+        }
+
+        @Override
+        public void onIgnore() {
+          slot.onIgnore();
+          handOff();
+        }
+
+        @Override
+        public void onDropped() {
+          slot.onDropped();
+          handOff();
+        }
+      };
+    }
+  }
+
+  /** A call waiting for a slot, since when and for how long at most. */
+  private static final class Waiter extends CompletableFuture<Limiter.Listener> {
+    final long since;
+    final long waitNanos;
+    volatile ScheduledFuture<?> timeout;
+
+    Waiter(long since, long waitNanos) {
+      this.since = since;
+      this.waitNanos = waitNanos;
     }
   }
 

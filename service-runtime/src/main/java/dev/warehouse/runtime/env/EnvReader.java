@@ -93,7 +93,14 @@ public final class EnvReader {
   }
 
   public int positiveInt(String name, int fallback) {
-    long value = positiveLong(name, fallback);
+    return asInt(name, positiveLong(name, fallback), fallback);
+  }
+
+  public int nonNegativeInt(String name, int fallback) {
+    return asInt(name, nonNegativeLong(name, fallback), fallback);
+  }
+
+  private int asInt(String name, long value, int fallback) {
     if (value > Integer.MAX_VALUE) {
       problems.add(name + " must be at most " + Integer.MAX_VALUE + ", got " + value);
       return fallback;

@@ -5,9 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.netflix.concurrency.limits.Limiter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
+import dev.warehouse.runtime.error.ResourceExhaustedException;
+import dev.warehouse.testing.ManualScheduler;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -16,8 +22,9 @@ import org.junit.jupiter.api.Test;
 class RouteLimiterTest {
 
   private final AtomicLong now = new AtomicLong(TimeUnit.SECONDS.toNanos(1));
+  private final ManualScheduler timer = new ManualScheduler();
   private final RouteLimiter limiter = new RouteLimiter("test", List.of("GetOrder", "ListCustomerOrders"),
-      AdmissionConfig.DEFAULT, new SimpleMeterRegistry(), now::get);
+      AdmissionConfig.DEFAULT, new SimpleMeterRegistry(), timer, now::get);
 
   @Test
   void overAStoreWhoseLatencyHolds_aFloodGrowsTheLimit() {
@@ -48,7 +55,7 @@ class RouteLimiterTest {
   @Test
   void aFinishedCallGivesItsSlotBack_whateverItsOutcome() {
     RouteLimiter two = new RouteLimiter("test", List.of("GetOrder"), AdmissionConfig.fixed(2), new SimpleMeterRegistry(),
-        now::get);
+        timer, now::get);
     for (RouteLimiter.Outcome outcome : RouteLimiter.Outcome.values()) {
       Limiter.Listener first = two.acquire("GetOrder").orElseThrow();
       Limiter.Listener second = two.acquire("GetOrder").orElseThrow();
@@ -58,6 +65,122 @@ class RouteLimiterTest {
       RouteLimiter.release(second, RouteLimiter.Outcome.SUCCESS);
       RouteLimiter.release(third, RouteLimiter.Outcome.SUCCESS);
     }
+  }
+
+  // ------------------------------------------------------------------------------------ waiting for a slot
+
+  private static final long NO_DEADLINE = Long.MAX_VALUE;
+
+  /** The default longest wait, on the scheduler's clock. */
+  private RouteLimiter twoSlots(AdmissionConfig config, SimpleMeterRegistry meters) {
+    return new RouteLimiter("test", List.of("PlaceOrder"), config, meters, timer, timer::nanoTime);
+  }
+
+  private static CompletableFuture<Limiter.Listener> admit(RouteLimiter limiter, long timeLeftNanos) {
+    return limiter.admit("PlaceOrder", timeLeftNanos, "the service is at its concurrency limit", Map.of());
+  }
+
+  @Test
+  void aBurstOverTheLimitWaits_andEachWaitingCallGetsTheNextSlotGivenBack() {
+    RouteLimiter limiter = twoSlots(AdmissionConfig.fixed(2), new SimpleMeterRegistry());
+    List<CompletableFuture<Limiter.Listener>> burst = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      burst.add(admit(limiter, NO_DEADLINE));
+    }
+    assertThat(burst).filteredOn(CompletableFuture::isDone).hasSize(2);
+    assertThat(limiter.waiting("PlaceOrder")).isEqualTo(3);
+    timer.advance(Duration.ofMillis(100));
+    RouteLimiter.release(burst.get(0).join(), RouteLimiter.Outcome.SUCCESS);
+    assertThat(burst.get(2)).as("first in, first out while the queue drains quickly").isCompleted();
+    assertThat(burst.get(3)).isNotDone();
+    RouteLimiter.release(burst.get(1).join(), RouteLimiter.Outcome.DROPPED);
+    RouteLimiter.release(burst.get(2).join(), RouteLimiter.Outcome.IGNORED);
+    assertThat(burst).allMatch(call -> call.isDone() && !call.isCompletedExceptionally());
+    assertThat(limiter.waiting("PlaceOrder")).isZero();
+  }
+
+  @Test
+  void aCallThatWaitsTooLong_isRefusedWithTheRetryHint_andCountedOnce() {
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    RouteLimiter limiter = twoSlots(AdmissionConfig.fixed(1), meters);
+    Limiter.Listener held = admit(limiter, NO_DEADLINE).join();
+    CompletableFuture<Limiter.Listener> waiting = admit(limiter, NO_DEADLINE);
+    timer.advance(AdmissionConfig.DEFAULT_MAX_WAIT.minusMillis(1));
+    assertThat(waiting).isNotDone();
+    timer.advance(Duration.ofMillis(1));
+    assertThat(waiting).isCompletedExceptionally();
+    ResourceExhaustedException refusal = refusalOf(waiting);
+    assertThat(refusal.reason()).isEqualTo("OVERLOADED");
+    assertThat(refusal.retryDelay()).contains(AdmissionConfig.DEFAULT_RETRY_AFTER);
+    assertThat(meters.get("admission.calls").tag("outcome", "rejected").counter().count()).isEqualTo(1.0);
+    RouteLimiter.release(held, RouteLimiter.Outcome.SUCCESS);
+    assertThat(limiter.waiting("PlaceOrder")).isZero();
+    assertThat(admit(limiter, NO_DEADLINE)).as("the refused call took no slot").isCompleted();
+  }
+
+  @Test
+  void aCallWaitsAtMostHalfTheTimeItsCallerHasLeft() {
+    RouteLimiter limiter = twoSlots(AdmissionConfig.fixed(1), new SimpleMeterRegistry());
+    admit(limiter, NO_DEADLINE).join();
+    CompletableFuture<Limiter.Listener> waiting = admit(limiter, Duration.ofMillis(300).toNanos());
+    timer.advance(Duration.ofMillis(149));
+    assertThat(waiting).isNotDone();
+    timer.advance(Duration.ofMillis(1));
+    assertThat(waiting).isCompletedExceptionally();
+  }
+
+  @Test
+  void noWait_orAFullQueue_refusesAtOnce() {
+    RouteLimiter noWait = twoSlots(AdmissionConfig.fixed(1).withMaxWait(Duration.ZERO), new SimpleMeterRegistry());
+    admit(noWait, NO_DEADLINE).join();
+    assertThat(admit(noWait, NO_DEADLINE)).isCompletedExceptionally();
+
+    AdmissionConfig oneWaits = new AdmissionConfig(Optional.of(1), 1, 1, AdmissionConfig.DEFAULT_RETRY_AFTER,
+        AdmissionConfig.DEFAULT_MAX_WAIT, 1, AdmissionConfig.SERVICE_MAX_STREAMS);
+    RouteLimiter short1 = twoSlots(oneWaits, new SimpleMeterRegistry());
+    admit(short1, NO_DEADLINE).join();
+    assertThat(admit(short1, NO_DEADLINE)).isNotDone();
+    assertThat(admit(short1, NO_DEADLINE)).as("past the queue's length").isCompletedExceptionally();
+  }
+
+  @Test
+  void onceTheOldestHasWaitedHalfTheLongestWait_theNewestIsServedFirst() {
+    RouteLimiter limiter = twoSlots(AdmissionConfig.fixed(1), new SimpleMeterRegistry());
+    Limiter.Listener held = admit(limiter, NO_DEADLINE).join();
+    CompletableFuture<Limiter.Listener> oldest = admit(limiter, NO_DEADLINE);
+    timer.advance(AdmissionConfig.DEFAULT_MAX_WAIT.dividedBy(2));
+    CompletableFuture<Limiter.Listener> newest = admit(limiter, NO_DEADLINE);
+    RouteLimiter.release(held, RouteLimiter.Outcome.SUCCESS);
+    assertThat(newest).as("a standing queue: last in, first out").isCompleted();
+    assertThat(oldest).isNotDone();
+    timer.advance(AdmissionConfig.DEFAULT_MAX_WAIT);
+    assertThat(oldest).as("refused when its own wait ends").isCompletedExceptionally();
+  }
+
+  @Test
+  void callsThatGiveTheirSlotStraightBack_handOverWithoutRecursing() {
+    RouteLimiter limiter = twoSlots(new AdmissionConfig(Optional.of(1), 1, 1, AdmissionConfig.DEFAULT_RETRY_AFTER,
+        AdmissionConfig.DEFAULT_MAX_WAIT, 100_000, AdmissionConfig.SERVICE_MAX_STREAMS), new SimpleMeterRegistry());
+    Limiter.Listener held = admit(limiter, NO_DEADLINE).join();
+    int[] served = {0};
+    for (int i = 0; i < 50_000; i++) {
+      admit(limiter, NO_DEADLINE).thenAccept(slot -> {
+        served[0]++;
+        RouteLimiter.release(slot, RouteLimiter.Outcome.SUCCESS); // the call ends at once
+      });
+    }
+    RouteLimiter.release(held, RouteLimiter.Outcome.SUCCESS);
+    assertThat(served[0]).isEqualTo(50_000);
+    assertThat(limiter.waiting("PlaceOrder")).isZero();
+  }
+
+  private static ResourceExhaustedException refusalOf(CompletableFuture<?> refused) {
+    try {
+      refused.join();
+    } catch (CompletionException e) {
+      return (ResourceExhaustedException) e.getCause();
+    }
+    throw new AssertionError("not refused");
   }
 
   private void admitAll(String route, ArrayDeque<Started> admitted) {

@@ -1,4 +1,4 @@
-package dev.warehouse.runtime.dynamo;
+package dev.warehouse.testing;
 
 import io.grpc.Deadline;
 import java.time.Duration;
@@ -20,18 +20,18 @@ import java.util.concurrent.TimeUnit;
  * Only {@link #schedule(Runnable, long, TimeUnit)} is supported: it is all that resilience4j's retry
  * and gRPC's deadlines use.
  */
-final class ManualScheduler extends AbstractExecutorService implements ScheduledExecutorService {
+public final class ManualScheduler extends AbstractExecutorService implements ScheduledExecutorService {
 
   private final PriorityQueue<Task> queue = new PriorityQueue<>();
   private final List<Duration> delays = new ArrayList<>();
   private long now;
   private long sequence;
 
-  long nanoTime() {
+  public long nanoTime() {
     return now;
   }
 
-  Deadline.Ticker ticker() {
+  public Deadline.Ticker ticker() {
     return new Deadline.Ticker() {
       @Override
       public long nanoTime() {
@@ -41,17 +41,17 @@ final class ManualScheduler extends AbstractExecutorService implements Scheduled
   }
 
   /** The delays of every task scheduled so far, in the order they were asked for. */
-  List<Duration> delays() {
+  public List<Duration> delays() {
     return Collections.unmodifiableList(delays);
   }
 
   /** Tasks not yet run nor cancelled. */
-  int pending() {
+  public int pending() {
     return (int) queue.stream().filter(task -> !task.cancelled).count();
   }
 
   /** Moves time forward by {@code duration}, running each task that falls due, at its due time. */
-  void advance(Duration duration) {
+  public void advance(Duration duration) {
     long until = now + duration.toNanos();
     for (Task next = queue.peek(); next != null && next.due <= until; next = queue.peek()) {
       queue.poll();
@@ -65,7 +65,7 @@ final class ManualScheduler extends AbstractExecutorService implements Scheduled
   }
 
   /** Runs every task that is due now or ever will be, moving time to each in turn. */
-  void runAll() {
+  public void runAll() {
     while (pending() > 0) {
       Task next = queue.stream().filter(task -> !task.cancelled).min(Task::compareTo).orElseThrow();
       advance(Duration.ofNanos(next.due - now));
