@@ -160,14 +160,21 @@ GRPC_PORT="$GATEWAY_GRPC_PORT" METRICS_PORT="$GATEWAY_METRICS_PORT" \
 pids+=($!)
 wait_for_port gateway "$GATEWAY_GRPC_PORT" "${pids[-1]}"
 
-# Waits until every service is SERVING through the gateway, then writes what is missing.
+# Waits until every service is SERVING through the gateway, then writes what is missing; a call answered
+# "not now" (RESOURCE_EXHAUSTED, UNAVAILABLE, ABORTED) is asked again after its RetryInfo's delay. A load that
+# still fails is reported, and the stack keeps running: the data can be loaded again by hand.
 if [ "$GATEWAY_TLS" = true ]; then
-  "${DEV_KIT[@]}" load-demo-data --cacert "$CERTS/ca.pem" --cert "$CERTS/client.pem" \
-    --key "$CERTS/client-key.pem" --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT"
+  LOAD_DEMO=("${DEV_KIT[@]}" load-demo-data --cacert "$CERTS/ca.pem" --cert "$CERTS/client.pem"
+    --key "$CERTS/client-key.pem" --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT")
   GRPCURL="grpcurl -cacert $CERTS/ca.pem -cert $CERTS/client.pem -key $CERTS/client-key.pem"
 else
-  "${DEV_KIT[@]}" load-demo-data --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT"
+  LOAD_DEMO=("${DEV_KIT[@]}" load-demo-data --token-file "$AUTH_DIR/admin.jwt" "127.0.0.1:$GATEWAY_GRPC_PORT")
   GRPCURL="grpcurl -plaintext"
+fi
+if ! "${LOAD_DEMO[@]}"; then
+  echo "run.sh: the demo data did not load (above); the stack keeps running. To load it again:" >&2
+  printf '  %q' "${LOAD_DEMO[@]}" >&2
+  echo >&2
 fi
 GRPCURL="$GRPCURL -H \"authorization: Bearer \$TOKEN\""
 

@@ -107,7 +107,7 @@ public final class DemoData {
     ManagedChannel channel = builder.build();
     try {
       awaitServing(channel, out);
-      int written = load(channel);
+      int written = load(channel, RetryingCalls.sleeping(out));
       out.println("demo data: target=" + target + " written=" + written + " (0 means it was all there already)");
       return 0;
     } catch (StatusRuntimeException | IllegalStateException e) {
@@ -134,17 +134,22 @@ public final class DemoData {
     return tls.build();
   }
 
-  /** Writes what is missing; returns how many writes it made. */
-  public static int load(ManagedChannel channel) {
+  /**
+   * Writes what is missing; returns how many writes it made. Each call is asked again while it is answered
+   * "not now" ({@link RetryingCalls}): a refusal under load, a throttled table or a restarting instance.
+   */
+  static int load(ManagedChannel channel, RetryingCalls retrying) {
     InventoryServiceGrpc.InventoryServiceBlockingStub inventory = InventoryServiceGrpc.newBlockingStub(channel);
     OrderServiceGrpc.OrderServiceBlockingStub orders = OrderServiceGrpc.newBlockingStub(channel);
     int written = 0;
-    if (absent(() -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS).getSerialItem(
-        GetSerialItemRequest.newBuilder().setSerialNumber("SN-98471").setConsistentRead(true).build()))) {
-      inventory.withDeadlineAfter(5, TimeUnit.SECONDS).putSerialItem(PutSerialItemRequest.newBuilder()
-          .setItem(SerialItem.newBuilder().setSerialNumber("SN-98471").setProductId("P100").setWarehouseId("W1")
-              .setDescription("Pallet jack, serial SN-98471"))
-          .build());
+    if (absent(() -> retrying.call("GetSerialItem", () -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS)
+        .getSerialItem(GetSerialItemRequest.newBuilder().setSerialNumber("SN-98471").setConsistentRead(true).build())))) {
+      // A put of the same item: repeating it after a lost answer changes nothing.
+      retrying.call("PutSerialItem", () -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS)
+          .putSerialItem(PutSerialItemRequest.newBuilder()
+              .setItem(SerialItem.newBuilder().setSerialNumber("SN-98471").setProductId("P100").setWarehouseId("W1")
+                  .setDescription("Pallet jack, serial SN-98471"))
+              .build()));
       written++;
     }
     long[] quantities = {40, 25, 2};
@@ -152,26 +157,28 @@ public final class DemoData {
     String[] warehouses = {"W1", "W2", "W3"};
     for (int i = 0; i < warehouses.length; i++) {
       String warehouse = warehouses[i];
-      if (absent(() -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS).getProductInventory(
-          GetProductInventoryRequest.newBuilder().setProductId("P100").setWarehouseId(warehouse).setConsistentRead(true).build()))) {
-        inventory.withDeadlineAfter(5, TimeUnit.SECONDS).putProductInventory(PutProductInventoryRequest.newBuilder()
-            .setInventory(ProductInventory.newBuilder().setProductId("P100").setWarehouseId(warehouse)
-                .setQuantity(quantities[i]).setReorderPoint(reorderPoints[i]))
-            .build());
+      ProductInventory stock = ProductInventory.newBuilder().setProductId("P100").setWarehouseId(warehouse)
+          .setQuantity(quantities[i]).setReorderPoint(reorderPoints[i]).build();
+      if (absent(() -> retrying.call("GetProductInventory", () -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS)
+          .getProductInventory(GetProductInventoryRequest.newBuilder().setProductId("P100").setWarehouseId(warehouse)
+              .setConsistentRead(true).build())))) {
+        retrying.call("PutProductInventory", () -> inventory.withDeadlineAfter(5, TimeUnit.SECONDS)
+            .putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(stock).build()));
         written++;
       }
     }
     for (DemoOrder order : ORDERS) {
-      if (absent(() -> orders.withDeadlineAfter(5, TimeUnit.SECONDS).getOrder(
-          GetOrderRequest.newBuilder().setOrderId(order.orderId()).setConsistentRead(true).build()))) {
-        // A fixed request id: two loaders racing place the order once.
-        orders.withDeadlineAfter(10, TimeUnit.SECONDS).placeOrder(PlaceOrderRequest.newBuilder()
-            .setCustomerId("C4821").setOrderId(order.orderId()).setOrderDate(order.date())
-            .addLines(OrderLine.newBuilder().setProductId("P100").setWarehouseId(order.warehouse())
-                .setQuantity(order.quantity())
-                .setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(order.units()).setNanos(order.nanos())))
-            .setRequestId("demo-" + order.orderId())
-            .build());
+      if (absent(() -> retrying.call("GetOrder", () -> orders.withDeadlineAfter(5, TimeUnit.SECONDS)
+          .getOrder(GetOrderRequest.newBuilder().setOrderId(order.orderId()).setConsistentRead(true).build())))) {
+        // A fixed request id: two loaders racing, or one repeating a call, place the order once.
+        retrying.call("PlaceOrder", () -> orders.withDeadlineAfter(10, TimeUnit.SECONDS)
+            .placeOrder(PlaceOrderRequest.newBuilder()
+                .setCustomerId("C4821").setOrderId(order.orderId()).setOrderDate(order.date())
+                .addLines(OrderLine.newBuilder().setProductId("P100").setWarehouseId(order.warehouse())
+                    .setQuantity(order.quantity())
+                    .setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(order.units()).setNanos(order.nanos())))
+                .setRequestId("demo-" + order.orderId())
+                .build()));
         written++;
       }
     }
