@@ -39,6 +39,15 @@ models what DynamoDB documents and moto leaves out:
   others None), as DynamoDB does when another transaction holds one of its
   items.
 
+- Per-partition throughput (throughput.py). Each partition key is served at
+  most --partition-write-units (1000) write units and --partition-read-units
+  (3000) read units a second, with --burst-seconds (1) of them at once, billed
+  as capacity.py bills (transactions double); past it, a single request fails
+  with ThrottlingException (ProvisionedThroughputExceededException on a
+  provisioned table) and its ThrottlingReasons, a transaction is cancelled
+  with ThrottlingError on the hot items, and a batch hands the throttled keys
+  back as unprocessed. 0 lifts a limit.
+
 With --count-keys the launcher also counts, per table, the requests each
 partition key received, as CloudWatch Contributor Insights shows DynamoDB's
 most accessed keys (key_counts.py): reads (GetItem, each Query) and writes
@@ -51,7 +60,8 @@ the keys seen: a benchmark's tool.
 The same settings can be changed per table at run time, so that test classes
 sharing one server keep apart (settings.py): POST /_strict/tables/NAME with a
 JSON object of any of stale_read_probability, consistency_lag_ms,
-conflict_rate, token_window_ms, transaction_latency_ms overrides the defaults
+conflict_rate, token_window_ms, transaction_latency_ms, partition_write_units,
+partition_read_units, burst_seconds overrides the defaults
 for that table (it need not exist yet); DELETE /_strict/tables/NAME resets
 it; GET shows what applies; GET /_strict tells whether the launcher is
 strict. With --lenient these endpoints answer but change nothing.
@@ -60,6 +70,7 @@ Usage: python -m strict_moto (or tools/moto/serialized_moto_server.py)
     [--host 127.0.0.1] [--port 5000] [--plain] [--lenient]
     [--token-window-seconds 600] [--transaction-latency-ms 0]
     [--stale-read-probability 1.0] [--consistency-lag-ms 200] [--conflict-rate 0]
+    [--partition-write-units 1000] [--partition-read-units 3000] [--burst-seconds 1]
     [--count-keys]
 With --port 0 a free port is chosen. Once listening, the launcher prints one
 line to stdout, "moto listening on http://HOST:PORT", which callers wait for.

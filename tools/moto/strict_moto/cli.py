@@ -39,6 +39,12 @@ def parse_args(argv=None):
                         help="how far behind an eventually consistent read may be")
     parser.add_argument("--conflict-rate", type=probability, default=0.0,
                         help="chance that a TransactWriteItems is cancelled with TransactionConflict")
+    parser.add_argument("--partition-write-units", type=non_negative(float), default=1000.0,
+                        help="write units a second one partition key is served before it is throttled (DynamoDB: 1000; 0: no limit)")
+    parser.add_argument("--partition-read-units", type=non_negative(float), default=3000.0,
+                        help="read units a second one partition key is served before it is throttled (DynamoDB: 3000; 0: no limit)")
+    parser.add_argument("--burst-seconds", type=non_negative(float), default=1.0,
+                        help="how many seconds of a partition's units it may use at once after an idle spell")
     parser.add_argument("--count-keys", action="store_true",
                         help="count each table's requests per partition key (GET /_keys/tables/NAME)")
     return parser.parse_args(argv)
@@ -52,6 +58,9 @@ def strict_defaults(args):
         "conflict_rate": args.conflict_rate,
         "token_window_ms": args.token_window_seconds * 1000.0,
         "transaction_latency_ms": args.transaction_latency_ms,
+        "partition_write_units": args.partition_write_units,
+        "partition_read_units": args.partition_read_units,
+        "burst_seconds": args.burst_seconds,
     }
 
 

@@ -16,6 +16,7 @@ from strict_moto.key_counts import KeyCounts, KeyCountsEndpoint, install_key_cou
 from strict_moto.patches import Patches
 from strict_moto.serialized import BodyFirst, SerializedApp
 from strict_moto.settings import Settings, SettingsEndpoint
+from strict_moto.throughput import Throughput, install_query_throughput, install_throughput
 from strict_moto.tokens import StrictTransactions, Tokens
 
 
@@ -29,13 +30,17 @@ def build_app(defaults, plain=False, lenient=False, count_keys=False,
     patches = Patches()
     if not plain:
         install_fast_paths(patches)
-    install_consumed_capacity(patches)  # before the strict wrappers: a stale read is billed for what it served
     settings = Settings(defaults)
+    throughput = None if lenient else Throughput(settings, clock)
+    if throughput is not None:
+        install_query_throughput(patches, throughput)  # inside the billing: it sees what a Query read, unfiltered
+    install_consumed_capacity(patches)  # before the strict wrappers: a stale read is billed for what it served
     app = SerializedApp(DomainDispatcherApplication(create_backend_app))
     if not lenient:
         rng = rng or random.Random()
         install_consistency(patches, Consistency(settings, clock, rng))
         install_conflicts(patches, Conflicts(settings, rng))
+        install_throughput(patches, throughput)  # outside the rest: a throttled request does nothing
         app = StrictTransactions(app, settings, Tokens(), clock, sleep)
     counts = KeyCounts() if count_keys else None
     if counts is not None:

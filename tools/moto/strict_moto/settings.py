@@ -16,6 +16,9 @@ class Settings:
         "conflict_rate": (0.0, 1.0),
         "token_window_ms": (0.0, None),
         "transaction_latency_ms": (0.0, None),
+        "partition_read_units": (0.0, None),
+        "partition_write_units": (0.0, None),
+        "burst_seconds": (0.0, None),
     }
 
     def __init__(self, defaults):

@@ -14,6 +14,10 @@ DEFAULTS = {
     "conflict_rate": 0.0,
     "token_window_ms": 600_000.0,
     "transaction_latency_ms": 0.0,
+    # DynamoDB's limits: far above what a test here sends to one key, unless it lowers them.
+    "partition_write_units": 1000.0,
+    "partition_read_units": 3000.0,
+    "burst_seconds": 1.0,
 }
 # moto picks its backend from the credential scope; it does not check the signature.
 AUTHORIZATION = ("AWS4-HMAC-SHA256 Credential=test/20261204/us-east-1/dynamodb/aws4_request, "

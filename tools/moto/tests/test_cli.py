@@ -14,6 +14,9 @@ def test_defaults_areDynamoDBs():
         "conflict_rate": 0.0,
         "token_window_ms": 600_000.0,
         "transaction_latency_ms": 0.0,
+        "partition_write_units": 1000.0,
+        "partition_read_units": 3000.0,
+        "burst_seconds": 1.0,
     }
 
 
@@ -26,6 +29,7 @@ def test_tokenWindow_isGivenInSeconds_andKeptInMilliseconds():
     ["--stale-read-probability", "-0.1"],
     ["--consistency-lag-ms", "-1"],
     ["--transaction-latency-ms", "inf"],
+    ["--partition-write-units", "-1"],
 ])
 def test_outOfRangeFlags_areRefused(flags, capsys):
     with pytest.raises(SystemExit):

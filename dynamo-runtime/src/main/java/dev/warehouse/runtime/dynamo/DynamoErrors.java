@@ -43,7 +43,9 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionInProgressExcep
  *   <tr><td>TransactionConflict, TransactionConflictException, ReplicatedWriteConflictException</td><td>ABORTED</td><td>TRANSACTION_CONFLICT</td></tr>
  *   <tr><td>TransactionInProgressException</td><td>ABORTED</td><td>TRANSACTION_IN_PROGRESS</td></tr>
  *   <tr><td>IdempotentParameterMismatchException</td><td>ABORTED</td><td>IDEMPOTENCY_TOKEN_MISMATCH</td></tr>
- *   <tr><td>throttling of any kind (ProvisionedThroughputExceeded, RequestLimitExceeded, Throttling, LimitExceeded)</td><td>RESOURCE_EXHAUSTED</td><td>DATABASE_THROTTLED</td></tr>
+ *   <tr><td>throttling of any kind (ProvisionedThroughputExceeded, RequestLimitExceeded, Throttling, LimitExceeded, a
+ *   transaction cancelled with ThrottlingError)</td><td>RESOURCE_EXHAUSTED, with a RetryInfo of
+ *   {@link #THROTTLED_RETRY_AFTER}</td><td>DATABASE_THROTTLED</td></tr>
  *   <tr><td>ItemCollectionSizeLimitExceeded</td><td>RESOURCE_EXHAUSTED</td><td>ITEM_COLLECTION_FULL</td></tr>
  *   <tr><td>ResourceNotFound, TableNotFound, IndexNotFound</td><td>FAILED_PRECONDITION</td><td>DATABASE_TABLE_NOT_FOUND</td></tr>
  *   <tr><td>AccessDenied, UnrecognizedClient, expired or bad credentials</td><td>UNAVAILABLE</td><td>DATABASE_ACCESS_DENIED</td></tr>
@@ -57,6 +59,11 @@ import software.amazon.awssdk.services.dynamodb.model.TransactionInProgressExcep
  */
 public final class DynamoErrors {
 
+  /**
+   * What a caller still throttled after the layer's retries is told to wait: a hot key's units come back
+   * within a second, and a shorter hint would send the caller back into the same throttle.
+   */
+  public static final java.time.Duration THROTTLED_RETRY_AFTER = java.time.Duration.ofMillis(250);
   private static final String CONDITION_FAILED = "ConditionalCheckFailed";
   private static final Set<String> CONFLICT_CODES = Set.of("TransactionConflict");
   private static final Set<String> THROTTLING_CODES = Set.of("ThrottlingError", "ProvisionedThroughputExceeded",
@@ -157,8 +164,15 @@ public final class DynamoErrors {
     return new AbortedException("TRANSACTION_CONFLICT", "the data was being changed by another write; retry the call", cause);
   }
 
-  private static ResourceExhaustedException throttled(Throwable cause) {
-    return new ResourceExhaustedException("DATABASE_THROTTLED", "the database is throttling requests; retry later", cause);
+  static ResourceExhaustedException throttled(Throwable cause) {
+    return new ResourceExhaustedException("DATABASE_THROTTLED", "the database is throttling requests; retry later",
+        THROTTLED_RETRY_AFTER, cause);
+  }
+
+  /** Whether a transaction was cancelled because the database throttled one of its items. */
+  static boolean throttledTransaction(TransactionCanceledException cancelled) {
+    return cancelled.hasCancellationReasons() && cancelled.cancellationReasons().stream()
+        .map(CancellationReason::code).anyMatch(THROTTLING_CODES::contains);
   }
 
   private static ResourceExhaustedException itemCollectionFull(Throwable cause) {

@@ -23,7 +23,9 @@ import software.amazon.awssdk.services.dynamodb.model.ConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.PutItemResponse;
+import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
 import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
+import software.amazon.awssdk.services.dynamodb.model.RequestLimitExceededException;
 import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsResponse;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
@@ -76,8 +78,11 @@ public final class DynamoMetrics implements ExecutionInterceptor {
   public void afterExecution(Context.AfterExecution context, ExecutionAttributes attributes) {
     String operation = attributes.getAttribute(SdkExecutionAttribute.OPERATION_NAME);
     String pattern = pattern(context.request(), attributes);
-    record(attributes, operation, pattern, "success");
     SdkResponse response = context.response();
+    // Keys a batch read left unprocessed were throttled: the attempt counts as one, as a throttled GetItem would.
+    boolean unprocessed = response instanceof BatchGetItemResponse batch && batch.hasUnprocessedKeys()
+        && !batch.unprocessedKeys().isEmpty();
+    record(attributes, operation, pattern, unprocessed ? "throttled" : "success");
     double consumedUnits = 0;
     for (ConsumedCapacity capacity : consumed(response)) {
       if (capacity != null && capacity.capacityUnits() != null) {
@@ -186,12 +191,14 @@ public final class DynamoMetrics implements ExecutionInterceptor {
   static String outcome(Throwable failure) {
     if (failure instanceof ConditionalCheckFailedException) {
       return "condition_failed";
-    } else if (failure instanceof TransactionCanceledException) {
-      return "transaction_canceled";
+    } else if (failure instanceof TransactionCanceledException cancelled) {
+      // Cancelled because an item's partition was throttled: the hot product's writes are all transactions.
+      return DynamoErrors.throttledTransaction(cancelled) ? "throttled" : "transaction_canceled";
     } else if (failure instanceof ApiCallTimeoutException || failure instanceof ApiCallAttemptTimeoutException) {
       return "timeout";
     } else if (failure instanceof DynamoDbException db) {
-      if (db.isThrottlingException()) {
+      if (db.isThrottlingException() || db instanceof ProvisionedThroughputExceededException
+          || db instanceof RequestLimitExceededException) {
         return "throttled";
       }
       return db.statusCode() >= 500 ? "server_error" : "client_error";

@@ -112,7 +112,7 @@ public final class DynamoStore {
         .thenApply(response -> null);
   }
 
-  /** Rounds of a BatchGetItem that keeps leaving keys unprocessed (throttling), before UNAVAILABLE. */
+  /** Rounds of a BatchGetItem that keeps leaving keys unprocessed (throttling), before RESOURCE_EXHAUSTED. */
   static final int BATCH_GET_ROUNDS = 8;
 
   /**
@@ -145,8 +145,9 @@ public final class DynamoStore {
             return CompletableFuture.completedFuture(null);
           }
           if (round >= BATCH_GET_ROUNDS) {
-            return CompletableFuture.failedFuture(new ResourceExhaustedException(
-                "DATABASE_THROTTLED", "the database kept some keys of a batch read unprocessed; retry later", null));
+            return CompletableFuture.failedFuture(new ResourceExhaustedException("DATABASE_THROTTLED",
+                "the database kept some keys of a batch read unprocessed; retry later", DynamoErrors.THROTTLED_RETRY_AFTER,
+                null));
           }
           // The caller's gRPC context (its deadline) goes with the next round to the timer's thread.
           io.grpc.Context context = io.grpc.Context.current();

@@ -188,6 +188,32 @@ class DynamoCallsTest {
     assertFailed(result, Status.Code.RESOURCE_EXHAUSTED, "DATABASE_THROTTLED");
   }
 
+  static Stream<Throwable> throttles() {
+    return Stream.of(throttled(), generic("ThrottlingException", 400), cancelled("None", "ThrottlingError"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("throttles")
+  void aCallStillThrottledAfterItsAttempts_tellsTheCallerWhenToTryAgain(Throwable throttle) {
+    CompletableFuture<String> result = run(calls(Duration.ofMillis(42)), throttle, "never asked for");
+    time.runAll();
+
+    assertFailed(result, Status.Code.RESOURCE_EXHAUSTED, "DATABASE_THROTTLED");
+    com.google.rpc.Status status = io.grpc.protobuf.StatusProto.fromThrowable(GrpcErrors.toStatusException(failure(result)));
+    assertThat(status.getDetailsList()).anySatisfy(detail -> {
+      assertThat(detail.is(com.google.rpc.RetryInfo.class)).isTrue();
+      assertThat(detail.unpack(com.google.rpc.RetryInfo.class).getRetryDelay().getNanos())
+          .isEqualTo((int) DynamoErrors.THROTTLED_RETRY_AFTER.toNanos());
+    });
+  }
+
+  @Test
+  void aThrottledTransactionAttempt_isCountedAsThrottled_notAsACancelledTransaction() {
+    assertThat(DynamoMetrics.outcome(cancelled("None", "ThrottlingError"))).isEqualTo("throttled");
+    assertThat(DynamoMetrics.outcome(cancelled("ConditionalCheckFailed", "None"))).isEqualTo("transaction_canceled");
+    assertThat(DynamoMetrics.outcome(throttled())).isEqualTo("throttled");
+  }
+
   @Test
   void transientFailure_isTriedAgain_whenAnAttemptStillFitsAfterTheLongestBackoff() {
     CompletableFuture<String> result = run(calls(Duration.ofMillis(43)), throttled(), throttled(), "never asked for");

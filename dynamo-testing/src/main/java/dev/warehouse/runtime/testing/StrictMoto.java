@@ -100,6 +100,19 @@ public final class StrictMoto {
       return this;
     }
 
+    /**
+     * The throughput one partition key of this table is served before it is throttled, as DynamoDB throttles a
+     * hot key (1000 write and 3000 read units a second there, and the launcher's default); 0 lifts a limit.
+     * {@code burst} is how much of it a key may use at once after an idle spell. moto serves a few hundred
+     * requests a second in all, so a test scales the limits down until one key, not moto, is the bottleneck.
+     */
+    public TableSettings partitionThroughput(double writeUnitsPerSecond, double readUnitsPerSecond, Duration burst) {
+      values.put("partition_write_units", nonNegative("write units", writeUnitsPerSecond));
+      values.put("partition_read_units", nonNegative("read units", readUnitsPerSecond));
+      values.put("burst_seconds", millis("burst", burst) / 1000.0);
+      return this;
+    }
+
     /** Sends the settings; those not set keep their current values. */
     public void apply() {
       StringJoiner json = new StringJoiner(",", "{", "}");
@@ -112,6 +125,13 @@ public final class StrictMoto {
     private static double fraction(String what, double value) {
       if (!(value >= 0.0 && value <= 1.0)) {
         throw new IllegalArgumentException(what + " must be between 0 and 1: " + value);
+      }
+      return value;
+    }
+
+    private static double nonNegative(String what, double value) {
+      if (!(value >= 0.0) || Double.isInfinite(value)) {
+        throw new IllegalArgumentException(what + " must be a number of at least 0: " + value);
       }
       return value;
     }

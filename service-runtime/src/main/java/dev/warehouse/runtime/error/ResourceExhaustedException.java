@@ -18,6 +18,12 @@ public final class ResourceExhaustedException extends ClientFacingException {
     this.retryDelay = Optional.empty();
   }
 
+  /** Exhausted for {@code cause} (the database's throttling, say), with a delay to retry after. */
+  public ResourceExhaustedException(String reason, String message, Duration retryDelay, Throwable cause) {
+    super(reason, message, Map.of(), cause);
+    this.retryDelay = Optional.of(retryDelay);
+  }
+
   /** Refused without a cause, with the variables of its {@code ErrorInfo} and a delay to retry after. */
   public ResourceExhaustedException(String reason, String message, Map<String, String> metadata, Duration retryDelay) {
     super(reason, message, metadata, null);
