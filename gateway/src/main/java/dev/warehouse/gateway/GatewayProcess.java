@@ -120,7 +120,7 @@ public final class GatewayProcess implements AutoCloseable {
       Resources resources = process.resources();
       access = resources.closeOnStop(GatewayAccess.start(config.auth(), process.clock(), servedServices(),
           Stream.concat(FORWARDED.stream().map(Forwarded::service), Stream.of(AdminServiceGrpc.getServiceDescriptor()))
-              .map(Forwarded::proto).toList()));
+              .map(Forwarded::proto).toList(), process.registry()));
       CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(
           PeerCalls.breakerConfig(CIRCUIT_WINDOW, CIRCUIT_MIN_CALLS, config.circuitOpenFor()));
       TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(circuits).bindTo(process.registry());

@@ -36,6 +36,8 @@ import org.yaml.snakeyaml.error.YAMLException;
  *       only: {status: ORDER_STATUS_CANCELLED}                   # ... and with these request values only
  * identities:                  # client-certificate identity (URI SAN): its roles
  *   spiffe://warehouse.local/client: [admin]
+ * quotas:                      # what each caller may send ({@link QuotaPolicy}); none without the section
+ *   default: {rate: 50, burst: 100, concurrency: 20}
  * </pre>
  *
  * A scope names a field of the method's declared route: one its partition key is built from, which the gateway
@@ -61,6 +63,7 @@ public final class AccessPolicy {
   private final Map<String, List<ScopedRule>> scopedByRole;
   private final Map<String, Set<String>> readsByRole;
   private final Map<String, Set<String>> rolesByIdentity;
+  private final QuotaPolicy quotas;
 
   /**
    * A method a role may call for its own records only: where {@code field} is the caller's, and the request's
@@ -73,11 +76,12 @@ public final class AccessPolicy {
   }
 
   private AccessPolicy(Map<String, Set<String>> rulesByRole, Map<String, List<ScopedRule>> scopedByRole,
-      Map<String, Set<String>> readsByRole, Map<String, Set<String>> rolesByIdentity) {
+      Map<String, Set<String>> readsByRole, Map<String, Set<String>> rolesByIdentity, QuotaPolicy quotas) {
     this.readsByRole = readsByRole;
     this.rulesByRole = rulesByRole;
     this.scopedByRole = scopedByRole;
     this.rolesByIdentity = rolesByIdentity;
+    this.quotas = quotas;
   }
 
   public static AccessPolicy read(Path file) throws IOException {
@@ -105,11 +109,11 @@ public final class AccessPolicy {
     }
     List<String> problems = new ArrayList<>();
     if (!(document instanceof Map<?, ?> top)) {
-      throw new IllegalArgumentException("must be a mapping with 'roles' (and optionally 'identities')");
+      throw new IllegalArgumentException("must be a mapping with 'roles' (and optionally 'identities' and 'quotas')");
     }
     for (Object key : top.keySet()) {
-      if (!"roles".equals(key) && !"identities".equals(key)) {
-        problems.add("unknown key '" + key + "' (only 'roles' and 'identities')");
+      if (!List.of("roles", "identities", "quotas").contains(key)) {
+        problems.add("unknown key '" + key + "' (only 'roles', 'identities' and 'quotas')");
       }
     }
     Map<String, Set<String>> rules = new LinkedHashMap<>();
@@ -164,10 +168,11 @@ public final class AccessPolicy {
     } else if (identitySection != null) {
       problems.add("'identities' must map each certificate identity to a list of roles");
     }
+    QuotaPolicy quotas = QuotaPolicy.parse(top.get("quotas"), problems);
     if (!problems.isEmpty()) {
       throw new IllegalArgumentException(String.join("; ", problems));
     }
-    return new AccessPolicy(Map.copyOf(rules), Map.copyOf(scoped), Map.copyOf(reads), Map.copyOf(identities));
+    return new AccessPolicy(Map.copyOf(rules), Map.copyOf(scoped), Map.copyOf(reads), Map.copyOf(identities), quotas);
   }
 
   /**
@@ -204,7 +209,7 @@ public final class AccessPolicy {
       throw new IllegalArgumentException("the policy's read rules name services whose contracts declare no read: "
           + String.join(", ", empty.stream().sorted().toList()));
     }
-    return new AccessPolicy(Map.copyOf(rules), scopedByRole, Map.of(), rolesByIdentity);
+    return new AccessPolicy(Map.copyOf(rules), scopedByRole, Map.of(), rolesByIdentity, quotas);
   }
 
   private static final Pattern FIELD = Pattern.compile("[a-z][a-z0-9_]{0,63}");
@@ -323,6 +328,11 @@ public final class AccessPolicy {
 
   public Set<String> roles() {
     return new TreeSet<>(rulesByRole.keySet());
+  }
+
+  /** What each caller may send ({@link QuotaPolicy#NONE} when the file sets no quota). */
+  public QuotaPolicy quotas() {
+    return quotas;
   }
 
   /**

@@ -42,7 +42,8 @@ import org.slf4j.spi.LoggingEventBuilder;
 /**
  * The audit trail: one {@code audit} event per write call through the gateway (a method its
  * contract does not declare {@code NO_SIDE_EFFECTS}), when the call ends, whatever its end: answered,
- * failed, refused by authentication or authorization, or cancelled. It names the caller, its roles and
+ * failed, refused by authentication, authorization or its caller's quota, or cancelled; and one per read
+ * refused for its caller's quota ({@link #refused}). It names the caller, its roles and
  * how it proved itself, the peer address, the method, the ids the request carries ({@link #ID_FIELDS},
  * at the top of the request or in the record it carries), the status and its {@code ErrorInfo} reason,
  * and the duration, each a field of the line:
@@ -149,6 +150,20 @@ public final class AuditTrail implements ServerInterceptor {
     }
   }
 
+  /**
+   * Records a call refused for a reason audited whatever its method ({@link CallerQuotas}: its caller's quota):
+   * a read's refusal gets a line of its own, and a write's has its line already, from the call's own entry.
+   */
+  void refused(ServerCall<?, ?> call, Caller caller, Status status, Metadata trailers) {
+    String method = call.getMethodDescriptor().getFullMethodName();
+    if (writes.containsKey(method)) {
+      return;
+    }
+    Entry entry = new Entry(writer, method, null, call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR));
+    entry.caller = caller;
+    entry.end(status, trailers);
+  }
+
   @Override
   public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
     String method = call.getMethodDescriptor().getFullMethodName();
@@ -225,6 +240,9 @@ public final class AuditTrail implements ServerInterceptor {
       ErrorInfo error = errorInfo(status, trailers);
       if (error != null) {
         field(line, "reason", error.getReason());
+        if (error.containsMetadata("limit")) {
+          field(line, "limit", error.getMetadataOrThrow("limit")); // the quota limit that refused the call
+        }
         if (error.containsMetadata("scope")) {
           field(line, "scope", error.getMetadataOrThrow("scope")); // the scope that refused the call
         }

@@ -16,13 +16,15 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Who may call what at the gateway, wired once from {@link AuthConfig}: the audit trail, then
- * authentication, then authorization, as server interceptors on every service the gateway serves
- * (reflection too; health is open). Owns the JWKS refresh.
+ * authentication, then authorization, then each caller's quota ({@link CallerQuotas}, when the policy sets
+ * any), as server interceptors on every service the gateway serves (reflection too; health is open). Owns the
+ * JWKS refresh.
  */
 public final class GatewayAccess implements AutoCloseable {
 
@@ -47,7 +49,7 @@ public final class GatewayAccess implements AutoCloseable {
    * @throws IllegalArgumentException when the policy is malformed or names unknown methods
    */
   public static GatewayAccess start(AuthConfig config, Clock clock, Collection<ServiceDescriptor> servedServices,
-      Collection<Descriptors.ServiceDescriptor> audited) throws IOException {
+      Collection<Descriptors.ServiceDescriptor> audited, MeterRegistry meters) throws IOException {
     List<ServerInterceptor> interceptors = new ArrayList<>();
     if (config.mode() == AuthMode.NONE) {
       Events.warn(log, "auth_disabled").addKeyValue("auth_mode", "none")
@@ -57,7 +59,8 @@ public final class GatewayAccess implements AutoCloseable {
       interceptors.add(AuditTrail.of(audited, Caller.ANONYMOUS));
       return new GatewayAccess(interceptors, null);
     }
-    interceptors.add(AuditTrail.of(audited));
+    AuditTrail audit = AuditTrail.of(audited);
+    interceptors.add(audit);
     AccessPolicy policy = AccessPolicy.read(config.policyFile().orElseThrow()).servedBy(servedServices);
     JwksSource jwks = config.jwksFile().isPresent()
         ? JwksSource.ofFile(config.jwksFile().get(), config.jwksRefresh())
@@ -76,9 +79,12 @@ public final class GatewayAccess implements AutoCloseable {
     }
     interceptors.add(new MethodAuthorization(policy, config.scopeClaim(), policy.requireScopable(routes, inputTypes),
         inputTypes));
+    if (policy.quotas().limits()) {
+      interceptors.add(new CallerQuotas(policy.quotas(), audit, meters));
+    }
     Events.info(log, "auth_enabled").addKeyValue("auth_mode", config.mode().settingValue())
         .addKeyValue("roles", String.join(",", policy.roles())).addKeyValue("jwks_key_ids", String.join(",", jwks.keyIds()))
-        .log();
+        .addKeyValue("quotas", policy.quotas().describe()).log();
     return new GatewayAccess(interceptors, jwks);
   }
 

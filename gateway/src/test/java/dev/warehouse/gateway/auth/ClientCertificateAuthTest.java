@@ -21,6 +21,7 @@ import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -66,7 +67,8 @@ class ClientCertificateAuthTest {
         Optional.empty(), TestTokens.ISSUER, TestTokens.AUDIENCE, AuthConfig.ACCEPTABLE_ALGORITHMS, "roles",
         AuthConfig.DEFAULT_CLOCK_SKEW, AuthConfig.DEFAULT_JWKS_REFRESH, AuthConfig.DEFAULT_TOKEN_CACHE_SIZE);
     access = GatewayAccess.start(config, Clock.systemUTC(), GatewayProcess.servedServices(),
-        List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")));
+        List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")),
+        new SimpleMeterRegistry());
     TestPki.Issued serverCertificate = pki.server();
     TlsServerCredentials.Builder tls = TlsServerCredentials.newBuilder()
         .keyManager(serverCertificate.keyManagers())

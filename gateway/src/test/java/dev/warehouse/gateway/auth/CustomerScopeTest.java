@@ -32,6 +32,7 @@ import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -201,7 +202,8 @@ class CustomerScopeTest {
         + "    - {method: warehouse.order.v1.OrderService/GetOrder, scope: warehouse_id}\n");
     AuthConfig auth = TestTokens.jwtAuth(policy, dir.resolve("jwks.json"));
     assertThatThrownBy(() -> GatewayAccess.start(auth, Clock.systemUTC(), GatewayProcess.servedServices(),
-        List.of(dev.warehouse.order.v1.OrderServiceProto.getDescriptor().findServiceByName("OrderService"))))
+        List.of(dev.warehouse.order.v1.OrderServiceProto.getDescriptor().findServiceByName("OrderService")),
+        new SimpleMeterRegistry()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("customer: warehouse.order.v1.OrderService/GetOrder's scope warehouse_id is neither a field "
             + "its route's partition key (ORDER#{order_id}) is built from nor one of its owner fields [customer_id]");

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.warehouse.gateway.GatewayProcess;
 import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.testing.LogRecords;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,7 +24,8 @@ class GatewayAccessTest {
 
   private static GatewayAccess start(AuthConfig config) throws IOException {
     return GatewayAccess.start(config, Clock.systemUTC(), GatewayProcess.servedServices(),
-        List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")));
+        List.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService")),
+        new SimpleMeterRegistry());
   }
 
   private AuthConfig jwt(Path policy, Path jwks) {

@@ -172,6 +172,11 @@ public final class GrpcErrors {
       status.addDetails(Any.pack(RetryInfo.newBuilder().setRetryDelay(com.google.protobuf.Duration.newBuilder()
           .setSeconds(delay.getSeconds()).setNanos(delay.getNano())).build()));
     }
+    if (e instanceof ResourceExhaustedException exhausted && exhausted.quota().isPresent()) {
+      status.addDetails(Any.pack(com.google.rpc.QuotaFailure.newBuilder().addViolations(
+          com.google.rpc.QuotaFailure.Violation.newBuilder().setSubject(exhausted.quota().get().subject())
+              .setDescription(exhausted.quota().get().description())).build()));
+    }
     if (e instanceof FailedPreconditionException failed && !failed.violations().isEmpty()) {
       PreconditionFailure.Builder failure = PreconditionFailure.newBuilder();
       for (PreconditionViolation v : failed.violations()) {
