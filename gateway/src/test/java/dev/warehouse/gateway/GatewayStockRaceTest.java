@@ -2,36 +2,15 @@ package dev.warehouse.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.type.Money;
-import dev.warehouse.inventory.InventoryMain;
-import dev.warehouse.inventory.v1.GetProductInventoryRequest;
-import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
-import dev.warehouse.inventory.v1.PutProductInventoryRequest;
-import dev.warehouse.order.OrderMain;
-import dev.warehouse.order.OrderSettings;
 import dev.warehouse.order.v1.Order;
-import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.OrderStatus;
 import dev.warehouse.order.v1.PlaceOrderRequest;
-import dev.warehouse.runtime.process.ServerProcess;
-import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.testing.Statuses;
-import dev.warehouse.runtime.testing.StrictMoto;
-import dev.warehouse.runtime.testing.TestServices;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -53,39 +32,20 @@ class GatewayStockRaceTest {
 
   private static final int BUYERS = 40;
 
-  private static ServerProcess inventory;
-  private static ServerProcess orders;
-  private static GatewayProcess gateway;
-  private static ManagedChannel channel;
-  private static String table;
+  private static StockRace stack;
   /** Every OVERLOADED refusal any buyer was answered, retried or not. */
   private static final AtomicInteger overloaded = new AtomicInteger();
 
   @BeforeAll
   static void start() throws Exception {
-    table = TestServices.uniqueTableName();
-    StrictMoto.table(table).conflictRate(0.2).apply();
-    inventory = DynamoPlugin.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services,
-        List.of());
-    orders = DynamoPlugin.start(TestServices.config(OrderMain.SERVICE_NAME, table),
-        OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort())), List.of());
-    gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + inventory.grpcPort()),
-        List.of("127.0.0.1:" + orders.grpcPort()), Duration.ofSeconds(10), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,
-        GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO, Duration.ofSeconds(5)));
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
+    stack = StockRace.start(table -> table.conflictRate(0.2));
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (channel != null) {
-      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    if (stack != null) {
+      stack.close();
     }
-    for (AutoCloseable process : new AutoCloseable[] {gateway, orders, inventory}) {
-      if (process != null) {
-        process.close();
-      }
-    }
-    StrictMoto.reset(table);
   }
 
   /**
@@ -96,7 +56,7 @@ class GatewayStockRaceTest {
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     for (int attempt = 1; ; attempt++) {
       try {
-        return OrderServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS).placeOrder(request);
+        return OrderServiceGrpc.newBlockingStub(stack.channel).withDeadlineAfter(30, TimeUnit.SECONDS).placeOrder(request);
       } catch (StatusRuntimeException e) {
         Status.Code code = e.getStatus().getCode();
         if (Statuses.reason(e).equals("OVERLOADED")) {
@@ -118,42 +78,16 @@ class GatewayStockRaceTest {
   @ParameterizedTest(name = "K = {0}")
   @ValueSource(ints = {5, 1})
   void fortyBuyers_forTheLastKUnits_throughTheGateway_placeExactlyKOrders(int units) throws Exception {
-    String product = "P-" + UUID.randomUUID().toString().substring(0, 8);
-    InventoryServiceGrpc.InventoryServiceBlockingStub inventoryStub =
-        InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
-    inventoryStub.putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
-        .setProductId(product).setWarehouseId("W1").setQuantity(units)).build());
+    String product = stack.product(units);
 
-    ExecutorService pool = Executors.newFixedThreadPool(BUYERS);
-    List<Object> outcomes = new ArrayList<>();
-    try {
-      CountDownLatch go = new CountDownLatch(1);
-      List<Future<Object>> futures = new ArrayList<>();
-      for (int i = 0; i < BUYERS; i++) {
-        PlaceOrderRequest request = PlaceOrderRequest.newBuilder().setCustomerId("C-" + i).setRequestId("r-" + UUID.randomUUID())
-            .addLines(OrderLine.newBuilder().setProductId(product).setWarehouseId("W1").setQuantity(1)
-                .setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(99)))
-            .build();
-        futures.add(pool.submit(() -> {
-          go.await();
-          return buy(request);
-        }));
-      }
-      go.countDown();
-      for (Future<Object> future : futures) {
-        outcomes.add(future.get(120, TimeUnit.SECONDS));
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Object> outcomes = stack.race(product, BUYERS, GatewayStockRaceTest::buy);
 
     assertThat(overloaded).as("buyers refused for load: a burst of %d waits for slots", BUYERS).hasValue(0);
     assertThat(outcomes).filteredOn(o -> o instanceof Order).hasSize(units)
         .allSatisfy(o -> assertThat(((Order) o).getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_PLACED));
     assertThat(outcomes).filteredOn(o -> !(o instanceof Order)).hasSize(BUYERS - units).allSatisfy(o ->
         assertThat(Status.fromThrowable((Throwable) o).getCode()).as(String.valueOf(o)).isEqualTo(Status.Code.FAILED_PRECONDITION));
-    ProductInventory stock = inventoryStub.withDeadlineAfter(10, TimeUnit.SECONDS).getProductInventory(
-        GetProductInventoryRequest.newBuilder().setProductId(product).setWarehouseId("W1").setConsistentRead(true).build());
+    ProductInventory stock = stack.stockOf(product);
     assertThat(stock.getReserved()).isEqualTo(units);
     assertThat(stock.getAvailable()).isZero();
   }

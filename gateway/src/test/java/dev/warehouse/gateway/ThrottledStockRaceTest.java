@@ -3,39 +3,19 @@ package dev.warehouse.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.rpc.RetryInfo;
-import com.google.type.Money;
-import dev.warehouse.inventory.InventoryMain;
-import dev.warehouse.inventory.v1.GetProductInventoryRequest;
-import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ProductInventory;
-import dev.warehouse.inventory.v1.PutProductInventoryRequest;
-import dev.warehouse.order.OrderMain;
-import dev.warehouse.order.OrderSettings;
 import dev.warehouse.order.v1.Order;
-import dev.warehouse.order.v1.OrderLine;
 import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
-import dev.warehouse.runtime.process.ServerProcess;
-import dev.warehouse.runtime.service.DynamoPlugin;
-import dev.warehouse.runtime.testing.StrictMoto;
-import dev.warehouse.runtime.testing.TestServices;
 import dev.warehouse.testing.MetricsScrape;
 import dev.warehouse.testing.Statuses;
-import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.protobuf.StatusProto;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -57,39 +37,20 @@ class ThrottledStockRaceTest {
   private static final int BUYERS = 40;
   private static final int UNITS = 5;
 
-  private static ServerProcess inventory;
-  private static ServerProcess orders;
-  private static GatewayProcess gateway;
-  private static ManagedChannel channel;
-  private static String table;
+  private static StockRace stack;
   /** Every answer other than an order a buyer got, retried or not. */
   private static final Queue<StatusRuntimeException> answers = new ConcurrentLinkedQueue<>();
 
   @BeforeAll
   static void start() throws Exception {
-    table = TestServices.uniqueTableName();
-    StrictMoto.table(table).partitionThroughput(12, 40, Duration.ofSeconds(1)).apply();
-    inventory = DynamoPlugin.start(TestServices.config(InventoryMain.SERVICE_NAME, table), InventoryMain::services,
-        List.of());
-    orders = DynamoPlugin.start(TestServices.config(OrderMain.SERVICE_NAME, table),
-        OrderMain.services(OrderSettings.plaintext("127.0.0.1:" + inventory.grpcPort())), List.of());
-    gateway = GatewayProcess.start(new GatewayConfig(0, 0, List.of("127.0.0.1:" + inventory.grpcPort()),
-        List.of("127.0.0.1:" + orders.grpcPort()), Duration.ofSeconds(10), GatewayConfig.DEFAULT_MIN_FORWARD_BUDGET,
-        GatewayConfig.DEFAULT_CIRCUIT_OPEN, Duration.ZERO, Duration.ofSeconds(5)));
-    channel = NettyChannelBuilder.forAddress("127.0.0.1", gateway.grpcPort()).usePlaintext().build();
+    stack = StockRace.start(table -> table.partitionThroughput(12, 40, Duration.ofSeconds(1)));
   }
 
   @AfterAll
   static void stop() throws Exception {
-    if (channel != null) {
-      channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    if (stack != null) {
+      stack.close();
     }
-    for (AutoCloseable process : new AutoCloseable[] {gateway, orders, inventory}) {
-      if (process != null) {
-        process.close();
-      }
-    }
-    StrictMoto.reset(table);
   }
 
   /** One buyer: after RESOURCE_EXHAUSTED it waits what the RetryInfo asks, then asks again with the same request_id. */
@@ -97,7 +58,7 @@ class ThrottledStockRaceTest {
     long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     for (int attempt = 1; ; attempt++) {
       try {
-        return OrderServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS).placeOrder(request);
+        return OrderServiceGrpc.newBlockingStub(stack.channel).withDeadlineAfter(30, TimeUnit.SECONDS).placeOrder(request);
       } catch (StatusRuntimeException e) {
         answers.add(e);
         Status.Code code = e.getStatus().getCode();
@@ -115,34 +76,9 @@ class ThrottledStockRaceTest {
   @Test
   void aThrottledHotItem_stillSellsEachUnitOnce_andThrottlesReachBuyersOnlyAsResourceExhaustedWithRetryInfo()
       throws Exception {
-    String product = "P-" + UUID.randomUUID().toString().substring(0, 8);
-    InventoryServiceGrpc.InventoryServiceBlockingStub inventoryStub =
-        InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
-    inventoryStub.putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
-        .setProductId(product).setWarehouseId("W1").setQuantity(UNITS)).build());
+    String product = stack.product(UNITS);
 
-    ExecutorService pool = Executors.newFixedThreadPool(BUYERS);
-    List<Object> outcomes = new ArrayList<>();
-    try {
-      CountDownLatch go = new CountDownLatch(1);
-      List<Future<Object>> futures = new ArrayList<>();
-      for (int i = 0; i < BUYERS; i++) {
-        PlaceOrderRequest request = PlaceOrderRequest.newBuilder().setCustomerId("C-" + i).setRequestId("r-" + UUID.randomUUID())
-            .addLines(OrderLine.newBuilder().setProductId(product).setWarehouseId("W1").setQuantity(1)
-                .setUnitPrice(Money.newBuilder().setCurrencyCode("EUR").setUnits(99)))
-            .build();
-        futures.add(pool.submit(() -> {
-          go.await();
-          return buy(request);
-        }));
-      }
-      go.countDown();
-      for (Future<Object> future : futures) {
-        outcomes.add(future.get(180, TimeUnit.SECONDS));
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Object> outcomes = stack.race(product, BUYERS, ThrottledStockRaceTest::buy);
 
     assertThat(outcomes).filteredOn(o -> o instanceof Order).hasSize(UNITS);
     assertThat(outcomes).filteredOn(o -> !(o instanceof Order)).hasSize(BUYERS - UNITS).allSatisfy(o ->
@@ -155,11 +91,10 @@ class ThrottledStockRaceTest {
             .anyMatch(detail -> detail.is(RetryInfo.class));
       }
     });
-    ProductInventory stock = inventoryStub.withDeadlineAfter(10, TimeUnit.SECONDS).getProductInventory(
-        GetProductInventoryRequest.newBuilder().setProductId(product).setWarehouseId("W1").setConsistentRead(true).build());
+    ProductInventory stock = stack.stockOf(product);
     assertThat(stock.getReserved()).isEqualTo(UNITS);
     assertThat(stock.getAvailable()).isZero();
-    assertThat(throttledAttempts(MetricsScrape.scrape(inventory.metricsPort())))
+    assertThat(throttledAttempts(MetricsScrape.scrape(stack.inventory.metricsPort())))
         .as("the launcher throttled the hot item's requests").isPositive();
   }
 
