@@ -98,10 +98,10 @@ public final class RouteLimiter {
               // benchmark's first run, at 1.5, moto offered exactly its capacity was refused a fifth of it.
               .rttTolerance(RTT_TOLERANCE)
               .build()));
-      SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().named(name + "/" + route).limit(limit).nanoClock(nanoClock)
-          .metricRegistry(new Metrics(meters, Tags.of("limiter", name, "route", route))).build();
       Tags tags = Tags.of("limiter", name, "route", route);
-      RouteSlots slots = new RouteSlots(route, limiter, meters, tags);
+      SimpleLimiter<Void> limiter = SimpleLimiter.newBuilder().named(name + "/" + route).limit(limit).nanoClock(nanoClock)
+          .metricRegistry(new Metrics(meters, tags)).build();
+      RouteSlots slots = new RouteSlots(limiter, meters, tags);
       limiters.put(route, slots);
       Gauge.builder("admission.inflight", limiter, SimpleLimiter::getInflight)
           .description("calls holding a slot of the route's concurrency limit")
@@ -193,7 +193,6 @@ public final class RouteLimiter {
    * ends at once, giving its slot straight back, does not recurse into the next hand-over.
    */
   private final class RouteSlots {
-    private final String route;
     private final SimpleLimiter<Void> limiter;
     /** Guarded by {@code this}. */
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
@@ -203,8 +202,7 @@ public final class RouteLimiter {
     private final io.micrometer.core.instrument.Timer refusedWait;
     private volatile int waiting;
 
-    RouteSlots(String route, SimpleLimiter<Void> limiter, MeterRegistry meters, Tags tags) {
-      this.route = route;
+    RouteSlots(SimpleLimiter<Void> limiter, MeterRegistry meters, Tags tags) {
       this.limiter = limiter;
       // The library's own counter of the same name and tags: one series, whoever refuses.
       this.rejected = io.micrometer.core.instrument.Counter.builder("admission.calls").tags(tags.and("outcome", "rejected"))
