@@ -8,7 +8,8 @@ the table for the time of the read.
 import copy
 from collections import deque
 
-from strict_moto.items import batch_items, item_key, put_back, same_item, stored_item, transaction_items
+from strict_moto.items import (batch_items, item_key, on_table_deleted, put_back, same_item, stored_item,
+                               transaction_items)
 
 
 class History:
@@ -173,15 +174,6 @@ def install_consistency(patches, consistency):
         key = item_key(table, body.get("Key"))
         return [key] if key is not None else []
 
-    def delete_table(original):
-        def handler(self):
-            try:
-                return original(self)
-            finally:
-                if self.body.get("TableName") not in self.dynamodb_backend.tables:
-                    consistency.history.forget(self.body.get("TableName"))
-        return handler
-
     patches.wrap(DynamoHandler, "put_item", writes(one("Item")))
     patches.wrap(DynamoHandler, "update_item", writes(one("Key")))
     patches.wrap(DynamoHandler, "delete_item", writes(one("Key")))
@@ -190,4 +182,4 @@ def install_consistency(patches, consistency):
                  writes(lambda body: [(name, attrs) for _, name, attrs in transaction_items(body)]))
     patches.wrap(DynamoHandler, "get_item", eventual(read_key))
     patches.wrap(DynamoHandler, "query", eventual(lambda table, body: None))  # the whole table's recent writes
-    patches.wrap(DynamoHandler, "delete_table", delete_table)
+    on_table_deleted(patches, consistency.history.forget)

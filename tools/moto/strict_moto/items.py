@@ -68,3 +68,19 @@ def batch_items(body):
                 yield table_name, put.get("Item")
             elif isinstance(delete, dict):
                 yield table_name, delete.get("Key")
+
+
+def on_table_deleted(patches, forget):
+    """Calls `forget(table name)` once a DeleteTable has removed its table: what the launcher keeps per table goes."""
+    from moto.dynamodb.responses import DynamoHandler
+
+    def wrapper(original):
+        def handler(self):
+            try:
+                return original(self)
+            finally:
+                if self.body.get("TableName") not in self.dynamodb_backend.tables:
+                    forget(self.body.get("TableName"))
+        return handler
+
+    patches.wrap(DynamoHandler, "delete_table", wrapper)

@@ -24,7 +24,7 @@ import json
 import threading
 
 from strict_moto.capacity import item_size, read_units, write_units
-from strict_moto.items import batch_items, locate, stored_item
+from strict_moto.items import batch_items, locate, on_table_deleted, stored_item
 
 ERROR_PREFIX = "com.amazonaws.dynamodb.v20120810#"
 THROTTLED_MESSAGE = "Throughput exceeds the current throughput limit for one partition key of your table or index"
@@ -225,15 +225,6 @@ def install_throughput(patches, throughput):
             return _with_unprocessed(result, "UnprocessedItems", unprocessed)
         return handler
 
-    def delete_table(original):
-        def handler(self):
-            try:
-                return original(self)
-            finally:
-                if self.body.get("TableName") not in self.dynamodb_backend.tables:
-                    throughput.forget(self.body.get("TableName"))
-        return handler
-
     patches.wrap(DynamoHandler, "get_item", one("read", "Key"))
     patches.wrap(DynamoHandler, "put_item", one("write", "Item"))
     patches.wrap(DynamoHandler, "update_item", one("write", "Key"))
@@ -243,7 +234,7 @@ def install_throughput(patches, throughput):
     patches.wrap(DynamoHandler, "transact_get_items", transaction(lambda op_type: "read", 2))
     patches.wrap(DynamoHandler, "batch_get_item", batch_get_item)
     patches.wrap(DynamoHandler, "batch_write_item", batch_write_item)
-    patches.wrap(DynamoHandler, "delete_table", delete_table)
+    on_table_deleted(patches, throughput.forget)
 
 
 def install_query_throughput(patches, throughput):

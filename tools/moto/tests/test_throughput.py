@@ -139,3 +139,17 @@ def test_theLimitsAreSetPerTable_atRunTime(launch):
     other = dynamo.table()
     for i in range(20):  # another table keeps the defaults (DynamoDB's 1000 units)
         dynamo.put(other, "hot", sk=f"s{i}")
+
+
+def test_aDeletedTablesPartitions_areForgotten_soATableOfTheSameNameStartsFull(launch):
+    dynamo = limited(launch, write=1.0)
+    table = dynamo.table()
+    dynamo.put(table, "hot")
+    with pytest.raises(DynamoError):
+        dynamo.put(table, "hot", sk="B")
+    description = dynamo.call("DescribeTable", TableName=table)["Table"]
+    dynamo.call("DeleteTable", TableName=table)
+    dynamo.call("CreateTable", TableName=table, BillingMode="PAY_PER_REQUEST",
+                AttributeDefinitions=description["AttributeDefinitions"], KeySchema=description["KeySchema"])
+
+    dynamo.put(table, "hot", sk="B")
