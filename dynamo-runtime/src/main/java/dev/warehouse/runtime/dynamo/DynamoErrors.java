@@ -209,7 +209,8 @@ public final class DynamoErrors {
     return failure instanceof SdkClientException && !(Failures.cause(failure.getCause()) instanceof CancellationException);
   }
 
-  private static boolean throttling(DynamoDbException db) {
+  /** Whether DynamoDB throttled the request, by the exception's type or its error code. */
+  static boolean throttling(DynamoDbException db) {
     return db.isThrottlingException() || db instanceof ProvisionedThroughputExceededException
         || db instanceof RequestLimitExceededException || THROTTLING_CODES.contains(errorCode(db));
   }

@@ -23,9 +23,7 @@ import software.amazon.awssdk.services.dynamodb.model.ConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.GetItemResponse;
 import software.amazon.awssdk.services.dynamodb.model.PutItemResponse;
-import software.amazon.awssdk.services.dynamodb.model.ProvisionedThroughputExceededException;
 import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
-import software.amazon.awssdk.services.dynamodb.model.RequestLimitExceededException;
 import software.amazon.awssdk.services.dynamodb.model.ScanResponse;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsResponse;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
@@ -197,8 +195,7 @@ public final class DynamoMetrics implements ExecutionInterceptor {
     } else if (failure instanceof ApiCallTimeoutException || failure instanceof ApiCallAttemptTimeoutException) {
       return "timeout";
     } else if (failure instanceof DynamoDbException db) {
-      if (db.isThrottlingException() || db instanceof ProvisionedThroughputExceededException
-          || db instanceof RequestLimitExceededException) {
+      if (DynamoErrors.throttling(db)) {
         return "throttled";
       }
       return db.statusCode() >= 500 ? "server_error" : "client_error";

@@ -27,14 +27,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One backend service (say, the inventory-service) behind the gateway: channels balancing over its
  * current instances ({@link BackendInstances}), one per gateway I/O thread, a concurrency limit that
  * holds back what the backend cannot serve at low latency ({@link RouteLimiter}: adaptive, one per
- * method, so that one method's flood leaves the others theirs; a burst waits briefly, a flood is refused), and the calls themselves made by
- * {@link PeerCalls}, the client every service-to-service call goes through: the caller's deadline and
+ * method, so that one method's flood leaves the others theirs; a burst waits briefly, a flood is refused),
+ * and the calls themselves made by {@link PeerCalls}, the client every service-to-service call goes through: the caller's deadline and
  * cancellation, the one retry of a transport failure, and the circuit breaker that fails calls fast while
  * the whole service is down. The limit is for a busy backend, the breaker for a failing one: a backend's
  * own refusal (RESOURCE_EXHAUSTED) is an answer, never a failure, to the breaker.
@@ -48,6 +49,11 @@ public final class Backend implements AutoCloseable {
   private final RouteLimiter limiter;
   /** A call's time when its caller set no deadline: the most it may wait for a slot is half of it. */
   private final long defaultDeadlineNanos;
+  /** The start of a refusal's message, and its metadata: the same for every call, so made once. */
+  private final String whoseLimit;
+  private final Map<String, String> refusalMetadata;
+  /** Each method's refusal at its limit, built at its first: answered thousands of times a second under a flood. */
+  private final ConcurrentHashMap<String, GrpcErrors.Prepared> overloaded = new ConcurrentHashMap<>();
 
   /**
    * @param instances         the service's instances, which the channels follow as they change
@@ -61,6 +67,8 @@ public final class Backend implements AutoCloseable {
       EventLoopGroup eventLoops, ChannelCredentials credentials) {
     this.serviceName = service.getFullName();
     this.defaultDeadlineNanos = defaultDeadline.toNanos();
+    this.whoseLimit = serviceName + " is at the gateway's concurrency limit for it";
+    this.refusalMetadata = Map.of("service", serviceName);
     this.limiter = new RouteLimiter(serviceName,
         service.getMethods().stream().map(com.google.protobuf.Descriptors.MethodDescriptor::getName).toList(),
         admission, meters, eventLoops.next());
@@ -135,15 +143,14 @@ public final class Backend implements AutoCloseable {
     Context context = Context.current();
     Deadline deadline = context.getDeadline();
     long timeLeft = deadline == null ? defaultDeadlineNanos : deadline.timeRemaining(TimeUnit.NANOSECONDS);
-    CompletableFuture<Limiter.Listener> admitted = limiter.admit(route, timeLeft,
-        serviceName + " is at the gateway's concurrency limit for it", Map.of("service", serviceName));
+    CompletableFuture<Limiter.Listener> admitted = limiter.admit(route, timeLeft, whoseLimit, refusalMetadata);
     if (admitted.isDone() && !admitted.isCompletedExceptionally()) {
       send(context, method, request, response, admitted.join());
       return;
     }
     admitted.whenComplete((slot, refused) -> {
       if (refused != null) {
-        response.onError(GrpcErrors.toStatusException(refused));
+        response.onError(overloaded.computeIfAbsent(route, this::overloaded).exception());
       } else if (context.isCancelled()) {
         RouteLimiter.release(slot, RouteLimiter.Outcome.IGNORED); // the caller left while it waited
         response.onError(Status.CANCELLED.withDescription("the call was cancelled").asRuntimeException());
@@ -172,6 +179,14 @@ public final class Backend implements AutoCloseable {
   private static boolean deadlinePassed(Context context) {
     Deadline deadline = context.getDeadline();
     return deadline != null && deadline.isExpired();
+  }
+
+  /**
+   * A call over the backend's concurrency limit that waited for a slot in vain: refused before it costs the
+   * backend anything, with the same status and retry hint a service's own admission gives.
+   */
+  private GrpcErrors.Prepared overloaded(String route) {
+    return GrpcErrors.prepare(limiter.refusal(route, whoseLimit, refusalMetadata));
   }
 
   /**
