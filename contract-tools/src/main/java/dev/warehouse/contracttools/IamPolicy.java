@@ -87,8 +87,17 @@ public final class IamPolicy {
   public static String forRoutes(RouteTable routes) {
     SortedMap<Grant, Grants> grants = new TreeMap<>(Grant.ORDER);
     for (Route route : routes.routes()) {
-      for (Operation op : Set.copyOf(route.operations())) {
-        if (op == Operation.OPERATION_TRANSACT_WRITE_ITEMS) {
+      Set<Operation> ops = new java.util.LinkedHashSet<>(route.operations());
+      ops.addAll(route.splitOperations());
+      for (Operation op : ops) {
+        if (op == Operation.OPERATION_TRANSACT_GET_ITEMS) {
+          // DynamoDB authorizes each Get of a TransactGetItems as a GetItem of its key: the keys the
+          // route declares it reads so (a product's stock record and buckets).
+          for (Route.ItemKey item : route.alsoReads()) {
+            grants.computeIfAbsent(new Grant("GetItem", Optional.empty(), false), g -> new Grants())
+                .add(item.partitionKey(), route);
+          }
+        } else if (op == Operation.OPERATION_TRANSACT_WRITE_ITEMS) {
           List<Route.ItemKey> items = new ArrayList<>(List.of(route.mainKey()));
           items.addAll(route.alsoWrites());
           for (Route.ItemKey item : items) {

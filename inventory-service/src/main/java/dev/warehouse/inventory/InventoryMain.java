@@ -8,6 +8,8 @@ import dev.warehouse.inventory.grpc.InventoryGrpcEndpoint;
 import dev.warehouse.inventory.grpc.ReservationGrpcEndpoint;
 import dev.warehouse.inventory.store.DynamoInventoryRepository;
 import dev.warehouse.inventory.store.DynamoReservationRepository;
+import dev.warehouse.inventory.store.StockBuckets;
+import dev.warehouse.inventory.store.StockChanges;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
@@ -117,9 +119,12 @@ public final class InventoryMain {
           .addKeyValue("declared", LowStockShards.DECLARED.count())
           .addKeyValue("detail", "markers written with another count are not listed by A7 until rewritten").log();
     }
-    DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store(), shards);
+    // One memory of which stock is split, shared by both repositories.
+    StockBuckets buckets = new StockBuckets(context.store(), new StockChanges(context.store().table(), shards), context.clock(),
+        settings.rebalanceDelay());
+    DynamoInventoryRepository repository = new DynamoInventoryRepository(context.store(), shards, buckets);
     InventoryService service = new InventoryService(repository, context.clock());
-    Reservations reservations = new Reservations(new DynamoReservationRepository(context.store(), shards), context.clock(),
+    Reservations reservations = new Reservations(new DynamoReservationRepository(context.store(), shards, buckets), context.clock(),
         settings.hold(), context.meterRegistry());
     context.resources().closeOnStop(
         new HoldExpiry(reservations, context.clock(), settings.sweep(), context.scheduler(), context.meterRegistry()).start());

@@ -25,12 +25,15 @@ import java.util.Map;
  *                         default the order-service's), instead of {@code TLS_TRUSTED_PEERS}, which keeps admitting
  *                         the public services' callers (the gateway): neither may call the other's service
  */
-public record InventorySettings(LowStockShards shards, Duration hold, Duration sweep, TrustedPeers reservationPeers) {
+public record InventorySettings(LowStockShards shards, Duration hold, Duration sweep, TrustedPeers reservationPeers,
+    Duration rebalanceDelay) {
 
   public static final String LOW_STOCK_SHARDS = "LOW_STOCK_SHARDS";
   public static final String RESERVATION_HOLD_SECONDS = "RESERVATION_HOLD_SECONDS";
   public static final String RESERVATION_SWEEP_SECONDS = "RESERVATION_SWEEP_SECONDS";
   public static final String RESERVATION_TRUSTED_PEERS = "RESERVATION_TRUSTED_PEERS";
+  /** How long after a change asks for it a split stock's buckets are evened out (W10's moves). */
+  public static final String STOCK_REBALANCE_DELAY_MS = "STOCK_REBALANCE_DELAY_MS";
   /** The order-service's identity: the only caller of ReservationService unless configured otherwise. */
   public static final String ORDER_SERVICE_IDENTITY = "spiffe://warehouse.local/order-service";
 
@@ -39,7 +42,7 @@ public record InventorySettings(LowStockShards shards, Duration hold, Duration s
    * 2 minutes (docs/behaviour.md, crashes).
    */
   public static final InventorySettings DEFAULT = new InventorySettings(LowStockShards.DECLARED, Duration.ofSeconds(60),
-      Duration.ofSeconds(10), TrustedPeers.of(List.of(ORDER_SERVICE_IDENTITY)));
+      Duration.ofSeconds(10), TrustedPeers.of(List.of(ORDER_SERVICE_IDENTITY)), Duration.ofMillis(20));
 
   /**
    * Reads the settings, each absent one its default.
@@ -76,24 +79,34 @@ public record InventorySettings(LowStockShards shards, Duration hold, Duration s
       reader.problem(RESERVATION_SWEEP_SECONDS + " must be 1 to 3600, got " + sweep);
     }
     List<String> peers = reader.identities(RESERVATION_TRUSTED_PEERS);
+    int rebalance = reader.positiveInt(STOCK_REBALANCE_DELAY_MS, (int) DEFAULT.rebalanceDelay().toMillis());
+    if (rebalance > 60_000) {
+      reader.problem(STOCK_REBALANCE_DELAY_MS + " must be 1 to 60000, got " + rebalance);
+    }
     return new InventorySettings(LowStockShards.of(Math.max(1, shards)), Duration.ofSeconds(hold),
         Duration.ofSeconds(sweep), env.containsKey(RESERVATION_TRUSTED_PEERS) ? TrustedPeers.of(peers)
-            : DEFAULT.reservationPeers());
+            : DEFAULT.reservationPeers(), Duration.ofMillis(rebalance));
   }
 
   /** The same settings with other hold and sweep periods. */
   public InventorySettings withReservations(Duration hold, Duration sweep) {
-    return new InventorySettings(shards, hold, sweep, reservationPeers);
+    return new InventorySettings(shards, hold, sweep, reservationPeers, rebalanceDelay);
+  }
+
+  /** The same settings with split stock evened out {@code delay} after a change asks (long: not during a test). */
+  public InventorySettings withRebalanceDelay(Duration delay) {
+    return new InventorySettings(shards, hold, sweep, reservationPeers, delay);
   }
 
   /** The same settings with {@code shards} low-stock marker shards. */
   public InventorySettings withShards(LowStockShards shards) {
-    return new InventorySettings(shards, hold, sweep, reservationPeers);
+    return new InventorySettings(shards, hold, sweep, reservationPeers, rebalanceDelay);
   }
 
   /** The fields of the start-up log line. */
   public Fields fields() {
     return new Fields().add("low_stock_shards", shards.count()).add("reservation_hold_s", hold.toSeconds())
-        .add("reservation_sweep_s", sweep.toSeconds()).add("reservation_trusted_peers", reservationPeers.describe());
+        .add("reservation_sweep_s", sweep.toSeconds()).add("reservation_trusted_peers", reservationPeers.describe())
+        .add("stock_rebalance_delay_ms", rebalanceDelay.toMillis());
   }
 }

@@ -22,6 +22,7 @@ import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.inventory.v1.PutProductInventoryRequest;
 import dev.warehouse.inventory.v1.PutSerialItemRequest;
 import dev.warehouse.inventory.v1.SerialItem;
+import dev.warehouse.inventory.v1.SetStockBucketsRequest;
 import dev.warehouse.runtime.routing.Route;
 import dev.warehouse.runtime.testing.IamPolicyEvaluator;
 import dev.warehouse.runtime.testing.RouteConformance;
@@ -50,11 +51,14 @@ class RetrievalMapConformanceTest {
   private static InventoryFixture inventory;
   private static IamPolicyEvaluator policy;
   private static final Set<String> covered = new HashSet<>();
+  private static final List<SdkRequest> background = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   @BeforeAll
   static void start() throws Exception {
     // No expiry sweep during the test: its queries would land among the requests of the call being checked.
-    inventory = new InventoryFixture(InventorySettings.DEFAULT.withReservations(Duration.ofSeconds(60), Duration.ofHours(1)));
+    // Nor a split stock's rebalance: the test runs it itself, with requests of its own, to check them apart.
+    inventory = new InventoryFixture(InventorySettings.DEFAULT.withReservations(Duration.ofSeconds(60), Duration.ofHours(1))
+        .withRebalanceDelay(Duration.ofHours(1)));
     policy = IamPolicyEvaluator.checkedIn(InventoryMain.SERVICE_NAME, inventory.table);
   }
 
@@ -65,19 +69,27 @@ class RetrievalMapConformanceTest {
           InventoryKeys.ALL_ROUTES.routes().stream().map(Route::methodName).toList());
       assertThat(inventory.recorder.requests()).noneMatch(r -> r instanceof ScanRequest);
       RouteConformance.assertWritesOnlyUnder(inventory.recorder.requests(), Set.of("SERIAL#", "PRODUCT#", "WAREHOUSE#", "LOW_STOCK#", "RESERVATION#"));
+      RouteConformance.assertBackground(InventoryKeys.SET_STOCK_BUCKETS, background);
+      if (!background.isEmpty()) {
+        policy.assertAllows(background);
+      }
       policy.assertEveryGrantUsed();
     } finally {
       inventory.close();
     }
   }
 
-  /** Runs one call and checks what it sent against the method's route. */
+  /**
+   * Runs one call and checks what it sent against the method's route. A split stock's rebalance (W10's
+   * background work) is off in this fixture: the test runs it itself and checks its requests at the end.
+   */
   private static <Q extends Message, R extends Message> void check(String method, Q request, Function<Q, R> call) {
+    Route route = InventoryKeys.ALL_ROUTES.route(method);
     int from = inventory.recorder.requests().size();
     R response = call.apply(request);
     List<SdkRequest> all = inventory.recorder.requests();
     List<SdkRequest> sent = all.subList(from, all.size());
-    RouteConformance.assertFollows(InventoryKeys.ALL_ROUTES.route(method), sent, request, response);
+    RouteConformance.assertFollows(route, sent, request, response);
     policy.assertAllows(sent);
     covered.add(method);
   }
@@ -97,14 +109,19 @@ class RetrievalMapConformanceTest {
     String warehouse = id("W");
     check("PutProductInventory", PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
         .setProductId(product).setWarehouseId(warehouse).setQuantity(5)).build(), inventory.stub()::putProductInventory);
+    checkReads(product, warehouse);
+    check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId(warehouse)
+        .setDelta(-2).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
+  }
+
+  /** A2, A3 and A4 of one product's stock at one warehouse. */
+  private static void checkReads(String product, String warehouse) {
     check("GetProductInventory", GetProductInventoryRequest.newBuilder()
         .setProductId(product).setWarehouseId(warehouse).setConsistentRead(true).build(), inventory.stub()::getProductInventory);
     check("ListProductWarehouses", ListProductWarehousesRequest.newBuilder().setProductId(product).setConsistentRead(true).build(),
         inventory.stub()::listProductWarehouses);
     check("ListWarehouseProducts", ListWarehouseProductsRequest.newBuilder().setWarehouseId(warehouse).build(),
         inventory.stub()::listWarehouseProducts);
-    check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId(warehouse)
-        .setDelta(-2).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
   }
 
   @Test
@@ -119,6 +136,72 @@ class RetrievalMapConformanceTest {
     check("ListLowStock", ListLowStockRequest.newBuilder().setConsistentRead(true).build(), inventory.stub()::listLowStock);
     check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId("W1")
         .setDelta(10).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
+  }
+
+  /**
+   * Stock split over buckets (W10): every read of it takes one snapshot of them all, and every write
+   * reaches its buckets by their declared keys; near the reorder point a hold checks every bucket, and
+   * lowering the count drains and deletes the buckets above it, in the background.
+   */
+  @Test
+  void w10_splitStock_readsAndWritesItsBuckets() throws Exception {
+    String product = id("P");
+    String warehouse = id("W");
+    ReservationLine.Builder line = ReservationLine.newBuilder().setProductId(product).setWarehouseId(warehouse);
+    inventory.stub().putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
+        .setProductId(product).setWarehouseId(warehouse).setQuantity(40).setReorderPoint(8)).build());
+    check("SetStockBuckets", SetStockBucketsRequest.newBuilder().setProductId(product).setWarehouseId(warehouse)
+        .setBucketCount(4).build(), inventory.stub()::setStockBuckets);
+    check("PutProductInventory", PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
+        .setProductId(product).setWarehouseId(warehouse).setQuantity(40).setReorderPoint(8)).build(),
+        inventory.stub()::putProductInventory);
+    checkReads(product, warehouse);
+    check("AdjustStock", AdjustStockRequest.newBuilder().setProductId(product).setWarehouseId(warehouse)
+        .setDelta(-4).setRequestId(id("r")).build(), inventory.stub()::adjustStock);
+    // 36 units over 4 buckets: 30 spans several, and takes the sum to the reorder point.
+    String big = id("o");
+    check("ReserveStock", ReserveStockRequest.newBuilder().setOrderId(big).addLines(line.clone().setQuantity(30)).build(),
+        inventory.reservations()::reserveStock);
+    check("ConfirmReservation", ConfirmReservationRequest.newBuilder().setOrderId(big).build(),
+        inventory.reservations()::confirmReservation);
+    check("CommitReservation", CommitReservationRequest.newBuilder().setOrderId(big).build(),
+        inventory.reservations()::commitReservation);
+    String small = id("o");
+    check("ReserveStock", ReserveStockRequest.newBuilder().setOrderId(small).addLines(line.clone().setQuantity(2)).build(),
+        inventory.reservations()::reserveStock);
+    check("ReleaseReservation", ReleaseReservationRequest.newBuilder().setOrderId(small).build(),
+        inventory.reservations()::releaseReservation);
+    check("SetStockBuckets", SetStockBucketsRequest.newBuilder().setProductId(product).setWarehouseId(warehouse)
+        .setBucketCount(1).build(), inventory.stub()::setStockBuckets);
+    // Nothing is reserved any more: the rebalance drains buckets 1 to 3 into the record, then deletes them.
+    int from = inventory.recorder.requests().size();
+    rebalance(product, warehouse);
+    List<SdkRequest> all = inventory.recorder.requests();
+    List<SdkRequest> moves = all.subList(from, all.size());
+    assertThat(moves).extracting(RouteConformance::operationOf).contains(
+        dev.warehouse.routing.v1.Operation.OPERATION_TRANSACT_GET_ITEMS, dev.warehouse.routing.v1.Operation.OPERATION_TRANSACT_WRITE_ITEMS);
+    background.addAll(moves);
+    ProductInventory after = inventory.stub().getProductInventory(GetProductInventoryRequest.newBuilder()
+        .setProductId(product).setWarehouseId(warehouse).setConsistentRead(true).build());
+    assertThat(after.getQuantity()).isEqualTo(6);
+    assertThat(after.getBucketCount()).isEqualTo(1);
+  }
+
+  /** The service's rebalance of a split stock, run here to its end, on a client recording into the fixture's recorder. */
+  private static void rebalance(String product, String warehouse) {
+    var config = dev.warehouse.runtime.testing.TestServices.config("test", inventory.table);
+    var scheduler = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    var meters = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    try (var dynamo = dev.warehouse.runtime.dynamo.DynamoClients.create(config, List.of(inventory.recorder))) {
+      var store = new dev.warehouse.runtime.dynamo.DynamoStore(dynamo, inventory.table,
+          new dev.warehouse.runtime.dynamo.DynamoCalls(scheduler, meters, Duration.ofSeconds(10)),
+          new dev.warehouse.runtime.paging.PageTokenCodec(dev.warehouse.runtime.testing.TestServices.PAGE_TOKEN_KEY), meters);
+      var shards = dev.warehouse.inventory.store.LowStockShards.DECLARED;
+      new dev.warehouse.inventory.store.StockBuckets(store, new dev.warehouse.inventory.store.StockChanges(inventory.table, shards),
+          java.time.Clock.systemUTC(), Duration.ofHours(1)).rebalance(product, warehouse, 1).join();
+    } finally {
+      scheduler.shutdownNow();
+    }
   }
 
   @Test

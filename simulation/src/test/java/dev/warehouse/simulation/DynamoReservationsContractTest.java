@@ -2,9 +2,11 @@ package dev.warehouse.simulation;
 
 import dev.warehouse.inventory.domain.ProductInventory;
 import dev.warehouse.inventory.domain.ReservationRepository;
+import dev.warehouse.inventory.store.DynamoInventoryRepository;
 import dev.warehouse.inventory.store.DynamoReservationRepository;
+import dev.warehouse.inventory.store.StockBuckets;
+import dev.warehouse.inventory.store.StockChanges;
 import dev.warehouse.inventory.store.InventoryItems;
-import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.runtime.dynamo.DynamoCalls;
 import dev.warehouse.runtime.dynamo.DynamoStore;
@@ -24,7 +26,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * The contract, on the DynamoDB repository against the strict moto, with injected transaction conflicts
- * and eventually consistent index reads: what the in-memory repository promises, DynamoDB keeps.
+ * and eventually consistent index reads: what the in-memory repository promises, DynamoDB keeps; and
+ * keeps again with each product's stock split over {@link #buckets()} buckets (a subclass's).
  */
 @Tag("integration")
 class DynamoReservationsContractTest extends ReservationRepositoryContract {
@@ -33,6 +36,8 @@ class DynamoReservationsContractTest extends ReservationRepositoryContract {
   private static DynamoDbAsyncClient dynamo;
   private static ScheduledExecutorService scheduler;
   private static DynamoReservationRepository repository;
+  private static DynamoInventoryRepository inventories;
+  private static StockBuckets buckets;
 
   @BeforeAll
   static void start() {
@@ -42,7 +47,11 @@ class DynamoReservationsContractTest extends ReservationRepositoryContract {
     SimpleMeterRegistry meters = new SimpleMeterRegistry();
     DynamoStore store = new DynamoStore(dynamo, TABLE, new DynamoCalls(scheduler, meters, Duration.ofSeconds(10)),
         new PageTokenCodec(TestServices.PAGE_TOKEN_KEY), meters);
-    repository = new DynamoReservationRepository(store, LowStockShards.DECLARED);
+    // The test moves units between buckets itself, once per product, before its calls.
+    buckets = new StockBuckets(store, new StockChanges(TABLE, LowStockShards.DECLARED), java.time.Clock.systemUTC(),
+        Duration.ofHours(1));
+    repository = new DynamoReservationRepository(store, LowStockShards.DECLARED, buckets);
+    inventories = new DynamoInventoryRepository(store, LowStockShards.DECLARED, buckets);
   }
 
   @AfterAll
@@ -50,6 +59,11 @@ class DynamoReservationsContractTest extends ReservationRepositoryContract {
     StrictMoto.reset(TABLE);
     scheduler.shutdownNow();
     dynamo.close();
+  }
+
+  /** The buckets each product's stock is spread over: 1, not split. */
+  int buckets() {
+    return 1;
   }
 
   @Override
@@ -62,13 +76,16 @@ class DynamoReservationsContractTest extends ReservationRepositoryContract {
     String product = "P-" + UUID.randomUUID().toString().substring(0, 8);
     dynamo.putItem(p -> p.tableName(TABLE).item(InventoryItems.toItem(new ProductInventory(product, "W1", quantity, 0, T))))
         .join();
+    if (buckets() > 1) {
+      inventories.setBucketCount(product, "W1", buckets(), T).join();
+      buckets.rebalance(product, "W1", 1).join();
+    }
     return product;
   }
 
   @Override
   long[] stock(String product) {
-    ProductInventory read = InventoryItems.toProductInventory(dynamo.getItem(g -> g.tableName(TABLE).consistentRead(true)
-        .key(InventoryKeys.stock(product, "W1").attributes())).join().item());
+    ProductInventory read = inventories.findInventory(product, "W1", true).join().orElseThrow();
     return new long[] {read.quantity(), read.reserved()};
   }
 

@@ -177,6 +177,9 @@ public final class DynamoMetrics implements ExecutionInterceptor {
       return r.consumedCapacity();
     } else if (response instanceof BatchGetItemResponse r && r.hasConsumedCapacity()) {
       return r.consumedCapacity();
+    } else if (response instanceof software.amazon.awssdk.services.dynamodb.model.TransactGetItemsResponse r
+        && r.hasConsumedCapacity()) {
+      return r.consumedCapacity();
     }
     return List.of();
   }

@@ -36,6 +36,8 @@ import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
 import software.amazon.awssdk.services.dynamodb.model.QueryResponse;
 import software.amazon.awssdk.services.dynamodb.model.ReturnConsumedCapacity;
 import software.amazon.awssdk.services.dynamodb.model.ReturnValue;
+import software.amazon.awssdk.services.dynamodb.model.TransactGetItem;
+import software.amazon.awssdk.services.dynamodb.model.TransactGetItemsRequest;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItemsRequest;
 import software.amazon.awssdk.services.dynamodb.model.TransactionCanceledException;
@@ -165,6 +167,24 @@ public final class DynamoStore {
                   })));
           return next;
         });
+  }
+
+  /**
+   * TransactGetItems of {@code keys} (at most 100) for {@code route}: one snapshot of them all, as no
+   * other read gives it (a product's stock buckets, whose sum must not count a unit being moved twice).
+   * The items in the keys' order, an empty map where there is none. A read cancelled by a write in
+   * progress is tried again by the retry layer, within the caller's deadline.
+   */
+  public CompletableFuture<List<Map<String, AttributeValue>>> transactGet(Route route, List<TableKey> keys) {
+    TransactGetItemsRequest request = TransactGetItemsRequest.builder()
+        .transactItems(keys.stream().map(k -> TransactGetItem.builder().get(g -> g.tableName(table).key(k.attributes())).build())
+            .toList())
+        .returnConsumedCapacity(ReturnConsumedCapacity.TOTAL)
+        .build();
+    return calls.run(timeout -> dynamo.transactGetItems(attempt(request, route, timeout)))
+        .thenApply(response -> response.responses().stream()
+            .map(r -> r.hasItem() && r.item() != null ? r.item() : Map.<String, AttributeValue>of())
+            .toList());
   }
 
   /**

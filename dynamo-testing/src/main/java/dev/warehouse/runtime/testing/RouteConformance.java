@@ -17,6 +17,7 @@ import java.util.Set;
 import software.amazon.awssdk.core.SdkRequest;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.BatchGetItemRequest;
+import software.amazon.awssdk.services.dynamodb.model.TransactGetItemsRequest;
 import software.amazon.awssdk.services.dynamodb.model.GetItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.PutItemRequest;
 import software.amazon.awssdk.services.dynamodb.model.QueryRequest;
@@ -56,6 +57,8 @@ public final class RouteConformance {
       return Operation.OPERATION_UPDATE_ITEM;
     } else if (request instanceof TransactWriteItemsRequest) {
       return Operation.OPERATION_TRANSACT_WRITE_ITEMS;
+    } else if (request instanceof TransactGetItemsRequest) {
+      return Operation.OPERATION_TRANSACT_GET_ITEMS;
     } else if (request instanceof software.amazon.awssdk.services.dynamodb.model.DeleteItemRequest) {
       return Operation.OPERATION_DELETE_ITEM;
     }
@@ -73,8 +76,12 @@ public final class RouteConformance {
       assertFansOut(route, recorded, where);
       return;
     }
-    assertThat(recorded).as(where + ": operations").extracting(RouteConformance::operationOf)
-        .containsExactlyElementsOf(route.operations());
+    // A split stock's snapshot (TransactGetItems of its buckets) is sent only when what was read asks for it.
+    assertThat(recorded.stream().map(RouteConformance::operationOf)
+        .filter(op -> !route.splitOperations().contains(op) || route.operations().contains(op)).toList())
+        .as(where + ": operations").containsExactlyElementsOf(route.operations());
+    assertThat(recorded).as(where + ": operations besides the declared ones").extracting(RouteConformance::operationOf)
+        .allSatisfy(op -> assertThat(route.operations().contains(op) || route.splitOperations().contains(op)).isTrue());
 
     String pk = route.partitionKey().render(values);
     // Keys rendered from the call's fields, and from each element of its repeated messages (an order's
@@ -87,19 +94,30 @@ public final class RouteConformance {
     }
     Set<List<String>> readable = new HashSet<>();
     readable.add(mainKey(route, values));
+    List<Route.ItemKey> byKey = new java.util.ArrayList<>(route.alsoWrites());
+    byKey.addAll(route.alsoReads());
     for (Map<String, String> rendering : renderings) {
-      route.alsoWrites().stream().filter(k -> renders(k, rendering))
+      byKey.stream().filter(k -> renders(k, rendering))
           .forEach(k -> readable.add(List.of(k.partitionKey().render(rendering), k.sortKey().render(rendering))));
     }
+    // Keys with a part no request field gives (a stock bucket's index) are read on their declared shape.
+    List<Route.ItemKey> shapes = byKey.stream().filter(k -> renderings.stream().noneMatch(r -> renders(k, r))).toList();
+    java.util.function.Predicate<List<String>> mayRead = key -> readable.contains(key) || shapes.stream().anyMatch(k ->
+        k.partitionKey().pattern(values).matcher(key.get(0)).matches() && k.sortKey().pattern(values).matcher(key.get(1)).matches());
     Set<List<String>> writtenInTransactions = new HashSet<>();
     Set<List<String>> requiredInTransactions = new HashSet<>();
     for (SdkRequest request : recorded) {
       if (request instanceof GetItemRequest get) {
-        assertThat(readable).as(where + ": GetItem key").contains(keyOf(get.key()));
+        assertThat(mayRead.test(keyOf(get.key()))).as(where + ": GetItem key " + keyOf(get.key()) + " is declared").isTrue();
       } else if (request instanceof BatchGetItemRequest batch) {
         List<List<String>> keys = batch.requestItems().values().stream()
             .flatMap(k -> k.keys().stream()).map(RouteConformance::keyOf).toList();
-        assertThat(keys).as(where + ": BatchGetItem keys").isNotEmpty().allSatisfy(k -> assertThat(readable).contains(k));
+        assertThat(keys).as(where + ": BatchGetItem keys").isNotEmpty()
+            .allSatisfy(k -> assertThat(mayRead.test(k)).as(where + ": BatchGetItem key " + k + " is declared").isTrue());
+      } else if (request instanceof TransactGetItemsRequest snapshot) {
+        List<List<String>> keys = snapshot.transactItems().stream().map(i -> keyOf(i.get().key())).toList();
+        assertThat(keys).as(where + ": TransactGetItems keys").isNotEmpty()
+            .allSatisfy(k -> assertThat(mayRead.test(k)).as(where + ": TransactGetItems key " + k + " is declared").isTrue());
       } else if (request instanceof PutItemRequest put) {
         assertThat(keyOf(put.item())).as(where + ": PutItem key").isEqualTo(mainKey(route, values));
       } else if (request instanceof UpdateItemRequest update) {
@@ -140,12 +158,8 @@ public final class RouteConformance {
         }
         requiredInTransactions.addAll(required.keySet());
         for (TransactWriteItem item : transaction.transactItems()) {
-          List<String> key = keyOf(item.put() != null ? item.put().item()
-              : item.update() != null ? item.update().key()
-              : item.delete() != null ? item.delete().key() : item.conditionCheck().key());
-          Operation kind = item.put() != null ? Operation.OPERATION_PUT_ITEM
-              : item.update() != null ? Operation.OPERATION_UPDATE_ITEM
-              : item.delete() != null ? Operation.OPERATION_DELETE_ITEM : Operation.OPERATION_CONDITION_CHECK_ITEM;
+          List<String> key = keyOf(item);
+          Operation kind = kindOf(item);
           writtenInTransactions.add(key);
           if (required.containsKey(key)) {
             assertThat(required.get(key)).as(where + ": how the transaction may write " + key).contains(kind);
@@ -162,6 +176,39 @@ public final class RouteConformance {
     // A call may send more than one transaction (PlaceOrder: the PENDING order with its request record,
     // then the order PLACED): together they write every declared key.
     assertThat(writtenInTransactions).as(where + ": transaction keys").containsAll(requiredInTransactions);
+  }
+
+  /**
+   * Asserts that requests a service sent for {@code route} off any call (a split stock's rebalance) use
+   * only the route's operations, on its declared key shapes, each transaction item written as declared.
+   */
+  public static void assertBackground(Route route, List<SdkRequest> recorded) {
+    String where = route.patternId() + " " + route.methodName() + " (background)";
+    List<Route.ItemKey> keys = new java.util.ArrayList<>(List.of(route.mainKey()));
+    keys.addAll(route.alsoWrites());
+    keys.addAll(route.alsoReads());
+    java.util.function.Function<List<String>, List<Route.ItemKey>> shapesOf = key -> keys.stream()
+        .filter(k -> k.partitionKey().pattern(Map.of()).matcher(key.get(0)).matches()
+            && k.sortKey().pattern(Map.of()).matcher(key.get(1)).matches())
+        .toList();
+    for (SdkRequest request : recorded) {
+      Operation op = operationOf(request);
+      assertThat(route.operations().contains(op) || route.splitOperations().contains(op))
+          .as(where + ": operation " + op).isTrue();
+      if (request instanceof GetItemRequest get) {
+        assertThat(shapesOf.apply(keyOf(get.key()))).as(where + ": GetItem key " + keyOf(get.key())).isNotEmpty();
+      } else if (request instanceof TransactGetItemsRequest snapshot) {
+        snapshot.transactItems().forEach(i -> assertThat(shapesOf.apply(keyOf(i.get().key())))
+            .as(where + ": TransactGetItems key " + keyOf(i.get().key())).isNotEmpty());
+      } else if (request instanceof TransactWriteItemsRequest transaction) {
+        for (TransactWriteItem item : transaction.transactItems()) {
+          List<String> key = keyOf(item);
+          Operation kind = kindOf(item);
+          assertThat(shapesOf.apply(key)).as(where + ": transaction key " + key + " written as " + kind)
+              .anySatisfy(k -> assertThat(k.writes()).contains(kind));
+        }
+      }
+    }
   }
 
   /** A route on write shards: one Query per shard, at most, each on its own shard's partition, never a Scan. */
@@ -192,6 +239,20 @@ public final class RouteConformance {
             .startsWith(route.sortKey().prefix());
       }
     }
+  }
+
+  /** The key of a transaction's item, whatever it does to it. */
+  private static List<String> keyOf(TransactWriteItem item) {
+    return keyOf(item.put() != null ? item.put().item()
+        : item.update() != null ? item.update().key()
+        : item.delete() != null ? item.delete().key() : item.conditionCheck().key());
+  }
+
+  /** What a transaction's item does: Put, Update, Delete or ConditionCheck. */
+  private static Operation kindOf(TransactWriteItem item) {
+    return item.put() != null ? Operation.OPERATION_PUT_ITEM
+        : item.update() != null ? Operation.OPERATION_UPDATE_ITEM
+        : item.delete() != null ? Operation.OPERATION_DELETE_ITEM : Operation.OPERATION_CONDITION_CHECK_ITEM;
   }
 
   private static boolean renders(Route.ItemKey key, Map<String, String> values) {

@@ -52,6 +52,9 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * the record and of the reservations counted for it, is {@code RESERVED_MISMATCH}. A reservation
  * written while the scan runs can make a sum incomplete: run it again before acting on one.
  *
+ * <p>A stock split over buckets is low, and its marker keyed, by the sums of its buckets (each read strongly);
+ * each bucket keeps the invariant, and its {@code reserved} is matched against the reservations' takes from it.
+ *
  * <p>A CONFIRMED reservation holds stock for a placed order: one whose order does not exist (read, like the
  * order-service's own A6, at the key its GetOrder route declares; the audit reads the orders' items, never
  * writes them), still after a strong re-read of both, holds units that no one can ship or cancel:
@@ -94,7 +97,8 @@ public final class InventoryAudit {
     Map<TableKey, Long> reservedOf = new ConcurrentHashMap<>();
     Map<TableKey, Long> heldFor = new ConcurrentHashMap<>();
     Map<TableKey, List<String>> holders = new ConcurrentHashMap<>();
-    scan.scan(List.of(InventoryItems.STOCK, InventoryItems.LOW_STOCK_MARKER, ReservationItems.RESERVATION), page -> {
+    scan.scan(List.of(InventoryItems.STOCK, InventoryItems.STOCK_BUCKET, InventoryItems.LOW_STOCK_MARKER,
+        ReservationItems.RESERVATION), page -> {
       List<ProductInventory> lowRecords = new ArrayList<>();
       List<Map<String, AttributeValue>> markerItems = new ArrayList<>();
       List<String> confirmed = new ArrayList<>();
@@ -104,6 +108,20 @@ public final class InventoryAudit {
           if ("CONFIRMED".equals(item.get("state") == null ? null : item.get("state").s())) {
             confirmed.add(item.get("order_id").s());
           }
+          continue;
+        }
+        if (InventoryItems.STOCK_BUCKET.equals(item.get("entity").s())) {
+          // A split stock's bucket: its own invariant and reserved units; its units count in its record's sum.
+          Optional<ProductInventory> bucket = read(item);
+          if (bucket.isEmpty() || !item.containsKey("bucket")) {
+            findings.add(new Finding("UNREADABLE_ITEM", "pk=" + item.get(SingleTable.PK).s() + " sk=" + item.get(SingleTable.SK).s(),
+                "entity=" + InventoryItems.STOCK_BUCKET));
+            continue;
+          }
+          int index = Integer.parseInt(item.get("bucket").n());
+          reservedOf.put(InventoryKeys.stockBucket(bucket.get().productId(), bucket.get().warehouseId(), index), bucket.get().reserved());
+          invariant(item, bucket.get()).ifPresent(why -> findings.add(new Finding("STOCK_INVARIANT",
+              subject(bucket.get()) + " bucket=" + index, why)));
           continue;
         }
         boolean marker = InventoryItems.LOW_STOCK_MARKER.equals(item.get("entity").s());
@@ -118,8 +136,9 @@ public final class InventoryAudit {
               "entity=" + item.get("entity").s()));
         } else if (marker) {
           markerItems.add(item);
-        } else if (read.get().low()) {
-          lowRecords.add(read.get());
+        } else {
+          // Low by the sum of all its buckets, for a split stock.
+          read(whole(item)).filter(ProductInventory::low).ifPresent(lowRecords::add);
         }
       }
       low.addAndGet(lowRecords.size());
@@ -163,9 +182,11 @@ public final class InventoryAudit {
       return;
     }
     for (ReservationLine line : r.lines()) {
-      TableKey stock = InventoryKeys.stock(line.productId(), line.warehouseId());
-      heldFor.merge(stock, line.quantity(), Long::sum);
-      holders.computeIfAbsent(stock, k -> Collections.synchronizedList(new ArrayList<>())).add(r.orderId());
+      for (ReservationLine.Take take : line.takesOrWhole()) {
+        TableKey bucket = InventoryKeys.stockBucket(line.productId(), line.warehouseId(), take.bucket());
+        heldFor.merge(bucket, take.quantity(), Long::sum);
+        holders.computeIfAbsent(bucket, k -> Collections.synchronizedList(new ArrayList<>())).add(r.orderId());
+      }
     }
   }
 
@@ -188,8 +209,9 @@ public final class InventoryAudit {
         if (item != null) {
           Reservation r = ReservationItems.toReservation(item);
           if (r.holds()) {
-            held += r.lines().stream().filter(l -> InventoryKeys.stock(l.productId(), l.warehouseId()).equals(stock))
-                .mapToLong(ReservationLine::quantity).sum();
+            held += r.lines().stream().flatMap(l -> l.takesOrWhole().stream()
+                    .filter(t -> InventoryKeys.stockBucket(l.productId(), l.warehouseId(), t.bucket()).equals(stock)))
+                .mapToLong(ReservationLine.Take::quantity).sum();
           }
         }
       }
@@ -244,7 +266,7 @@ public final class InventoryAudit {
   private void checkMarkers(List<Map<String, AttributeValue>> markers, List<Finding> findings) {
     Map<String, Map<String, AttributeValue>> found = scan.batchGet(markers.stream().map(InventoryAudit::recordKey).toList());
     for (Map<String, AttributeValue> marker : markers) {
-      if (stray(marker, found.get(PacedScan.keyText(recordKey(marker)))).isEmpty()) {
+      if (stray(marker, whole(found.get(PacedScan.keyText(recordKey(marker))))).isEmpty()) {
         continue;
       }
       TableKey at = TableKey.of(marker);
@@ -300,17 +322,44 @@ public final class InventoryAudit {
   private Optional<Pair> settle(String productId, String warehouseId,
       Function<Map<String, AttributeValue>, Optional<TableKey>> markerOf) {
     Map<String, AttributeValue> stockKey = InventoryKeys.stock(productId, warehouseId).attributes();
-    Map<String, AttributeValue> before = scan.get(stockKey);
+    Map<String, AttributeValue> before = whole(scan.get(stockKey));
     for (int round = 0; round < SETTLE_ROUNDS; round++) {
       Optional<TableKey> markerKey = markerOf.apply(before);
       Map<String, AttributeValue> marker = markerKey.map(key -> scan.get(key.attributes())).orElse(null);
-      Map<String, AttributeValue> after = scan.get(stockKey);
+      Map<String, AttributeValue> after = whole(scan.get(stockKey));
       if (Objects.equals(before, after)) {
         return Optional.of(new Pair(after, marker));
       }
       before = after;
     }
     return Optional.empty();
+  }
+
+  /**
+   * A stock record as every read reports it: for a split stock, the sums of its buckets' units (each
+   * bucket read strongly), with the record's other attributes; the record itself otherwise, or null.
+   */
+  private Map<String, AttributeValue> whole(Map<String, AttributeValue> record) {
+    if (record == null || !record.containsKey("buckets_kept") || Integer.parseInt(record.get("buckets_kept").n()) <= 1) {
+      return record;
+    }
+    Optional<ProductInventory> r = read(record);
+    if (r.isEmpty()) {
+      return record;
+    }
+    long quantity = r.get().quantity();
+    long reserved = r.get().reserved();
+    for (int b = 1; b < Integer.parseInt(record.get("buckets_kept").n()); b++) {
+      Optional<ProductInventory> bucket = read(scan.get(InventoryKeys.stockBucket(r.get().productId(), r.get().warehouseId(), b)
+          .attributes()));
+      quantity += bucket.map(ProductInventory::quantity).orElse(0L);
+      reserved += bucket.map(ProductInventory::reserved).orElse(0L);
+    }
+    Map<String, AttributeValue> sum = new java.util.HashMap<>(record);
+    sum.put("quantity", AttributeValue.fromN(Long.toString(quantity)));
+    sum.put("reserved", AttributeValue.fromN(Long.toString(reserved)));
+    sum.put("available", AttributeValue.fromN(Long.toString(quantity - reserved)));
+    return sum;
   }
 
   private TableKey markerKey(ProductInventory record) {

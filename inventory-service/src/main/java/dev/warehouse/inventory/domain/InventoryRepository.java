@@ -52,6 +52,16 @@ public interface InventoryRepository {
   CompletableFuture<ProductInventory> putInventory(ProductInventory inventory);
 
   /**
+   * W10: spreads the stock over {@code bucketCount} buckets (1 to {@link ProductInventory#MAX_BUCKETS}),
+   * each on its own partition key, whose sums every read reports; units move between them afterwards,
+   * off the request path. Answers the stock with its new count.
+   *
+   * @throws dev.warehouse.runtime.error.NotFoundException when the product is not stocked there
+   * @throws dev.warehouse.runtime.error.AbortedException  CONCURRENT_UPDATE, when the counts kept changing
+   */
+  CompletableFuture<ProductInventory> setBucketCount(String productId, String warehouseId, int bucketCount, Instant now);
+
+  /**
    * W3: one TransactWriteItems of an Update of {@code PRODUCT#p / WAREHOUSE#w} (on hand and available
    * by {@code delta}), conditioned on staying clear of the reorder point or on the record as read, and a Put
    * of the request record {@code PRODUCT#p / REQUEST#id}, conditioned on {@code attribute_not_exists(PK)};

@@ -55,6 +55,11 @@ public final class InventoryService {
     return repository.adjustStock(adjustment, clock.instant());
   }
 
+  /** W10; {@code bucketCount} is 1 to {@link ProductInventory#MAX_BUCKETS}, checked by the caller. */
+  public CompletableFuture<ProductInventory> setStockBuckets(String productId, String warehouseId, int bucketCount) {
+    return repository.setBucketCount(productId, warehouseId, bucketCount, clock.instant());
+  }
+
   /** The NOT_FOUND of a product that is not stocked at a warehouse. */
   public static NotFoundException inventoryNotFound(String productId, String warehouseId) {
     return new NotFoundException("PRODUCT_INVENTORY_NOT_FOUND",

@@ -10,9 +10,20 @@ import java.util.Map;
  * @param quantity     units on hand
  * @param reorderPoint at or below this many available units the record is low (0: only when none is available)
  * @param reserved     units on hand held for orders (a reservation's lines); from 0 to {@code quantity}
+ * @param bucketCount  the buckets a hot product's units are spread over (SetStockBuckets), 1 unless split;
+ *                     the counts are their sums
  */
 public record ProductInventory(String productId, String warehouseId, long quantity, long reorderPoint, Instant updateTime,
-    long reserved) {
+    long reserved, int bucketCount) {
+
+  /** The most buckets one product's stock at one warehouse may be spread over. */
+  public static final int MAX_BUCKETS = 16;
+
+  /** Stock in one bucket (not split). */
+  public ProductInventory(String productId, String warehouseId, long quantity, long reorderPoint, Instant updateTime,
+      long reserved) {
+    this(productId, warehouseId, quantity, reorderPoint, updateTime, reserved, 1);
+  }
 
   /**
    * The most units one stock record may hold (10^15): far above any warehouse, far below where a
@@ -26,20 +37,26 @@ public record ProductInventory(String productId, String warehouseId, long quanti
   }
 
   public ProductInventory withUpdateTime(Instant time) {
-    return new ProductInventory(productId, warehouseId, quantity, reorderPoint, time, reserved);
+    return new ProductInventory(productId, warehouseId, quantity, reorderPoint, time, reserved, bucketCount);
   }
 
   public ProductInventory withQuantity(long newQuantity, Instant time) {
-    return new ProductInventory(productId, warehouseId, newQuantity, reorderPoint, time, reserved);
+    return new ProductInventory(productId, warehouseId, newQuantity, reorderPoint, time, reserved, bucketCount);
   }
 
   /** The record after {@code quantityDelta} on hand and {@code reservedDelta} reserved. */
   public ProductInventory changed(long quantityDelta, long reservedDelta, Instant time) {
-    return new ProductInventory(productId, warehouseId, quantity + quantityDelta, reorderPoint, time, reserved + reservedDelta);
+    return new ProductInventory(productId, warehouseId, quantity + quantityDelta, reorderPoint, time, reserved + reservedDelta,
+        bucketCount);
   }
 
   public ProductInventory withReserved(long newReserved) {
-    return new ProductInventory(productId, warehouseId, quantity, reorderPoint, updateTime, newReserved);
+    return new ProductInventory(productId, warehouseId, quantity, reorderPoint, updateTime, newReserved, bucketCount);
+  }
+
+  /** The same stock, reported as spread over {@code count} buckets. */
+  public ProductInventory withBucketCount(int count) {
+    return new ProductInventory(productId, warehouseId, quantity, reorderPoint, updateTime, reserved, count);
   }
 
   /**
@@ -49,7 +66,8 @@ public record ProductInventory(String productId, String warehouseId, long quanti
    * @throws FailedPreconditionException STOCK_RESERVED
    */
   public ProductInventory replacing(java.util.Optional<ProductInventory> current) {
-    ProductInventory next = withReserved(current.map(ProductInventory::reserved).orElse(0L));
+    ProductInventory next = withReserved(current.map(ProductInventory::reserved).orElse(0L))
+        .withBucketCount(current.map(ProductInventory::bucketCount).orElse(1));
     if (next.quantity < next.reserved) {
       throw next.stockReserved(next.quantity);
     }

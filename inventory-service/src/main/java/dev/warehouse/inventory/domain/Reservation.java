@@ -125,6 +125,11 @@ public record Reservation(String orderId, State state, List<ReservationLine> lin
     return new Reservation(orderId, next, lines, holdExpireTime, cause, createTime, now);
   }
 
+  /** This reservation with {@code held}: its lines as the store took them (equal to its own, with their takes). */
+  public Reservation withLines(List<ReservationLine> held) {
+    return new Reservation(orderId, state, held, holdExpireTime, releaseCause, createTime, updateTime);
+  }
+
   /** A release of an order that has no reservation: RELEASED, no lines, so that a late ReserveStock fails. */
   public static Reservation tombstone(String orderId, Instant now) {
     return new Reservation(orderId, State.RELEASED, List.of(), now, Optional.of(ReleaseCause.BEFORE_RESERVE), now, now);

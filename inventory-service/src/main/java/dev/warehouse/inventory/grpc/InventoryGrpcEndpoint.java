@@ -10,6 +10,7 @@ import dev.warehouse.inventory.v1.GetProductInventoryRequest;
 import dev.warehouse.inventory.v1.GetSerialItemRequest;
 import dev.warehouse.inventory.v1.InventoryServiceGrpc;
 import dev.warehouse.inventory.v1.ListLowStockRequest;
+import dev.warehouse.inventory.v1.SetStockBucketsRequest;
 import dev.warehouse.inventory.v1.ListLowStockResponse;
 import dev.warehouse.inventory.v1.ListProductWarehousesRequest;
 import dev.warehouse.inventory.v1.ListProductWarehousesResponse;
@@ -150,6 +151,20 @@ public final class InventoryGrpcEndpoint extends InventoryServiceGrpc.InventoryS
       v.throwIfAny();
       CallFields.requestId(requestId);
       return service.adjustStock(new StockAdjustment(productId, warehouseId, request.getDelta(), requestId));
+    }, InventoryProtos::toProto);
+  }
+
+  @Override
+  public void setStockBuckets(SetStockBucketsRequest request, StreamObserver<dev.warehouse.inventory.v1.ProductInventory> observer) {
+    UnaryCalls.reply(observer, () -> {
+      Violations v = new Violations();
+      String productId = v.id("product_id", request.getProductId());
+      String warehouseId = v.id("warehouse_id", request.getWarehouseId());
+      if (request.getBucketCount() < 1 || request.getBucketCount() > ProductInventory.MAX_BUCKETS) {
+        v.add("bucket_count", "must be between 1 and " + ProductInventory.MAX_BUCKETS);
+      }
+      v.throwIfAny();
+      return service.setStockBuckets(productId, warehouseId, request.getBucketCount());
     }, InventoryProtos::toProto);
   }
 

@@ -32,6 +32,7 @@ final class InventoryProtos {
         .setReserved(inventory.reserved())
         .setAvailable(inventory.available())
         .setReorderPoint(inventory.reorderPoint())
+        .setBucketCount(inventory.bucketCount())
         .setUpdateTime(timestamp(inventory.updateTime()))
         .build();
   }

@@ -24,6 +24,7 @@ import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.paging.Page;
+import dev.warehouse.runtime.routing.Route;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -31,6 +32,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -44,8 +47,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   /** How long an AdjustStock request id is remembered; a retry later than this applies again. */
   public static final Duration REQUEST_RECORD_TTL = Duration.ofDays(7);
 
-  /** Positions of the items in the W2 and W3 transactions, for reading their cancellation reasons. */
-  private static final int STOCK = 0;
+  /** Position of the request record in the W3 transaction, after the first stock item, for its cancellation reason. */
   private static final int REQUEST = 1;
   /** Read-modify-write rounds of a stock change whose record keeps changing, before ABORTED. */
   static final int ROUNDS = 8;
@@ -54,10 +56,19 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   private final LowStockShards lowStock;
   private final StockChanges changes;
 
+  private final StockBuckets buckets;
+
+  /** With buckets of its own: for tests and tools that run one repository. */
   public DynamoInventoryRepository(DynamoStore store, LowStockShards lowStock) {
+    this(store, lowStock, new StockBuckets(store, new StockChanges(store.table(), lowStock), java.time.Clock.systemUTC(),
+        java.time.Duration.ofMillis(20)));
+  }
+
+  public DynamoInventoryRepository(DynamoStore store, LowStockShards lowStock, StockBuckets buckets) {
     this.store = store;
     this.lowStock = lowStock;
     this.changes = new StockChanges(store.table(), lowStock);
+    this.buckets = buckets;
   }
 
   @Override
@@ -68,8 +79,23 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   @Override
   public CompletableFuture<Optional<ProductInventory>> findInventory(String productId, String warehouseId, boolean consistentRead) {
-    return store.get(InventoryKeys.PRODUCT_AT_WAREHOUSE, InventoryKeys.stock(productId, warehouseId), consistentRead,
-        InventoryItems::toProductInventory);
+    Route route = InventoryKeys.PRODUCT_AT_WAREHOUSE;
+    return store.get(route, InventoryKeys.stock(productId, warehouseId), consistentRead, item -> item)
+        .thenCompose(record -> buckets.whole(route, productId, warehouseId, record))
+        .thenApply(whole -> whole.map(SplitStock::sum));
+  }
+
+  /** A page of stock records with each split one's sum in its place (one snapshot of its buckets each). */
+  private CompletableFuture<Page<ProductInventory>> summed(Route route, Page<Map<String, AttributeValue>> page) {
+    List<CompletableFuture<ProductInventory>> sums = page.items().stream()
+        .map(item -> {
+          ProductInventory record = InventoryItems.toProductInventory(item);
+          return buckets.whole(route, record.productId(), record.warehouseId(), Optional.of(item))
+              .thenApply(whole -> whole.map(SplitStock::sum).orElse(record));
+        })
+        .toList();
+    return CompletableFuture.allOf(sums.toArray(CompletableFuture[]::new))
+        .thenApply(done -> new Page<>(sums.stream().map(CompletableFuture::join).toList(), page.nextPageToken()));
   }
 
   @Override
@@ -84,7 +110,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
         .build();
     return store.query(InventoryKeys.WAREHOUSES_OF_PRODUCT, query, page.pageSize(), page.pageToken(),
         InventoryKeys.WAREHOUSES_OF_PRODUCT.patternId() + "|" + pk, List.of(PK, SK), Map.entry(PK, pk),
-        InventoryItems::toProductInventory);
+        item -> item).thenCompose(found -> summed(InventoryKeys.WAREHOUSES_OF_PRODUCT, found));
   }
 
   @Override
@@ -99,7 +125,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
         .build();
     return store.query(InventoryKeys.PRODUCTS_IN_WAREHOUSE, query, page.pageSize(), page.pageToken(),
         InventoryKeys.PRODUCTS_IN_WAREHOUSE.patternId() + "|" + pk, List.of(GSI1_PK, GSI1_SK, PK, SK),
-        Map.entry(GSI1_PK, pk), InventoryItems::toProductInventory);
+        Map.entry(GSI1_PK, pk), item -> item).thenCompose(found -> summed(InventoryKeys.PRODUCTS_IN_WAREHOUSE, found));
   }
 
   @Override
@@ -137,27 +163,34 @@ public final class DynamoInventoryRepository implements InventoryRepository {
    * between fails the condition, and the next round starts from the new state.
    */
   private CompletableFuture<ProductInventory> putRound(ProductInventory asked, int round) {
-    return currentStock(InventoryKeys.PUT_INVENTORY, asked.productId(), asked.warehouseId())
+    Route route = InventoryKeys.PUT_INVENTORY;
+    return store.get(route, InventoryKeys.stock(asked.productId(), asked.warehouseId()), true, item -> item)
+        .thenCompose(record -> buckets.whole(route, asked.productId(), asked.warehouseId(), record))
         .thenCompose(current -> {
-          ProductInventory next = asked.replacing(current.map(StockChanges.Read::stock));
-          // Replaces the record only as it was read (or creates it, if there was none).
-          Map<String, AttributeValue> values = new HashMap<>();
-          String condition = current.isPresent() ? StockChanges.asRead(current.get(), values) : "attribute_not_exists(#pk)";
-          Map<String, String> names = current.isPresent()
-              ? current.get().storesAvailable()
-                  ? Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", InventoryItems.RESERVED)
-                  : Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#av", InventoryItems.AVAILABLE)
-              : Map.of("#pk", PK);
+          ProductInventory next = asked.replacing(current.map(SplitStock::sum));
           List<TransactWriteItem> items = new ArrayList<>();
-          items.add(TransactWriteItem.builder().put(p -> p
-              .tableName(store.table())
-              .item(InventoryItems.toItem(next))
-              .conditionExpression(condition)
-              .expressionAttributeNames(names)
-              .expressionAttributeValues(values.isEmpty() ? null : values))
-              .build());
-          items.addAll(changes.markerMoves(current.map(StockChanges.Read::stock), next));
-          return store.transact("PutProductInventory", InventoryKeys.PUT_INVENTORY, items, failed -> false)
+          if (current.isEmpty() || !current.get().split()) {
+            items.add(replacing(InventoryItems.toItem(next), current.map(SplitStock::record)));
+          } else {
+            // Each bucket keeps its reserved units; the available ones are shared evenly over the N.
+            SplitStock whole = current.get();
+            long available = next.available();
+            int n = whole.active();
+            for (int b = 0; b < whole.kept(); b++) {
+              Optional<StockChanges.Read> bucket = whole.bucket(b);
+              if (bucket.isEmpty()) {
+                continue;
+              }
+              long reserved = bucket.get().stock().reserved();
+              long share = b < n ? available / n + (b < available % n ? 1 : 0) : 0;
+              ProductInventory part = new ProductInventory(next.productId(), next.warehouseId(), reserved + share,
+                  next.reorderPoint(), next.updateTime(), reserved, n);
+              items.add(replacing(b == 0 ? InventoryItems.toItem(part, whole.kept()) : InventoryItems.bucketItem(part, b),
+                  bucket));
+            }
+          }
+          items.addAll(changes.markerMoves(current.map(SplitStock::sum), next));
+          return store.transact("PutProductInventory", route, items, failed -> false)
               .thenApply(ok -> next)
               .exceptionallyCompose(failure -> {
                 requireConcurrentChange(Failures.cause(failure), round, next);
@@ -166,12 +199,91 @@ public final class DynamoInventoryRepository implements InventoryRepository {
         });
   }
 
+  /** A Put of {@code item} over the bucket as {@code current} was read (or where there is none). */
+  private TransactWriteItem replacing(Map<String, AttributeValue> item, Optional<StockChanges.Read> current) {
+    Map<String, AttributeValue> values = new HashMap<>();
+    String condition = current.isPresent() ? StockChanges.asRead(current.get(), values) : "attribute_not_exists(#pk)";
+    Map<String, String> names = current.isPresent()
+        ? current.get().storesAvailable()
+            ? Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", InventoryItems.RESERVED)
+            : Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#av", InventoryItems.AVAILABLE)
+        : Map.of("#pk", PK);
+    return TransactWriteItem.builder().put(p -> p
+        .tableName(store.table())
+        .item(item)
+        .conditionExpression(condition)
+        .expressionAttributeNames(names)
+        .expressionAttributeValues(values.isEmpty() ? null : values))
+        .build();
+  }
+
+  @Override
+  public CompletableFuture<ProductInventory> setBucketCount(String productId, String warehouseId, int count, Instant now) {
+    return setBucketsRound(productId, warehouseId, count, now, 1).whenComplete((ok, failure) -> {
+      if (failure == null) {
+        buckets.rebalanceSoon(productId, warehouseId); // units move into new buckets, out of retired ones
+      }
+    });
+  }
+
+  /**
+   * One round of W10: the record, the snapshot of every bucket, then one transaction that sets the
+   * counts on the record (conditioned on those read) and creates the buckets that do not exist yet,
+   * empty. Lowering the count keeps the buckets above it (K): holds stop taking from them, and the
+   * rebalance drains them and deletes each once it holds nothing.
+   */
+  private CompletableFuture<ProductInventory> setBucketsRound(String productId, String warehouseId, int count, Instant now,
+      int round) {
+    Route route = InventoryKeys.SET_STOCK_BUCKETS;
+    return store.get(route, InventoryKeys.stock(productId, warehouseId), true, item -> item)
+        .thenCompose(record -> buckets.snapshot(route, productId, warehouseId,
+            InventoryItems.bucketsKept(record.orElseThrow(() -> InventoryService.inventoryNotFound(productId, warehouseId)))))
+        .thenCompose(found -> {
+          SplitStock whole = found.orElseThrow(() -> InventoryService.inventoryNotFound(productId, warehouseId));
+          if (whole.active() == count) {
+            return CompletableFuture.completedFuture(whole.sum());
+          }
+          int kept = Math.max(whole.kept(), count);
+          ProductInventory record = whole.record().stock();
+          Map<String, String> names = Map.of("#bc", InventoryItems.BUCKET_COUNT, "#bk", InventoryItems.BUCKETS_KEPT);
+          Map<String, AttributeValue> values = new HashMap<>(Map.of(
+              ":count", AttributeValue.fromN(Integer.toString(count)), ":kept", AttributeValue.fromN(Integer.toString(kept))));
+          String condition;
+          if (whole.split()) {
+            condition = "#bc = :count_read AND #bk = :kept_read";
+            values.put(":count_read", AttributeValue.fromN(Integer.toString(whole.active())));
+            values.put(":kept_read", AttributeValue.fromN(Integer.toString(whole.kept())));
+          } else {
+            condition = "attribute_not_exists(#bc) AND attribute_not_exists(#bk)";
+          }
+          List<TransactWriteItem> items = new ArrayList<>();
+          items.add(TransactWriteItem.builder().update(u -> u.tableName(store.table())
+              .key(InventoryKeys.stock(productId, warehouseId).attributes())
+              .updateExpression("SET #bc = :count, #bk = :kept").conditionExpression(condition)
+              .expressionAttributeNames(names).expressionAttributeValues(values)).build());
+          for (int b = whole.kept(); b < count; b++) {
+            ProductInventory empty = new ProductInventory(productId, warehouseId, 0, record.reorderPoint(), now, 0);
+            Map<String, AttributeValue> bucket = InventoryItems.bucketItem(empty, b);
+            items.add(TransactWriteItem.builder().put(p -> p.tableName(store.table()).item(bucket)
+                .conditionExpression("attribute_not_exists(#pk)").expressionAttributeNames(Map.of("#pk", PK))).build());
+          }
+          return store.transact("SetStockBuckets", route, items, failed -> false)
+              .thenApply(ok -> whole.sum().withBucketCount(count))
+              .exceptionallyCompose(failure -> {
+                requireConcurrentChange(Failures.cause(failure), round, whole.sum());
+                return setBucketsRound(productId, warehouseId, count, now, round + 1);
+              });
+        });
+  }
+
   @Override
   public CompletableFuture<ProductInventory> adjustStock(StockAdjustment adj, Instant now) {
+    Route route = InventoryKeys.ADJUST_STOCK;
     return applyRound(adj, now, 1)
         // Applied now or by an earlier call with this request id: either way, answer with the stock.
-        .thenCompose(applied -> currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId()))
-        .thenApply(found -> found.map(StockChanges.Read::stock)
+        .thenCompose(applied -> store.get(route, InventoryKeys.stock(adj.productId(), adj.warehouseId()), true, item -> item))
+        .thenCompose(record -> buckets.whole(route, adj.productId(), adj.warehouseId(), record))
+        .thenApply(found -> found.map(SplitStock::sum)
             .orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())));
   }
 
@@ -184,19 +296,23 @@ public final class DynamoInventoryRepository implements InventoryRepository {
    * is applied, now or by an earlier call with this request id.
    */
   private CompletableFuture<Void> applyRound(StockAdjustment adj, Instant now, int round) {
-    CompletableFuture<Optional<StockChanges.Read>> stock =
-        currentStock(InventoryKeys.ADJUST_STOCK, adj.productId(), adj.warehouseId());
-    CompletableFuture<Optional<Map<String, AttributeValue>>> earlier = store.get(InventoryKeys.ADJUST_STOCK,
+    Route route = InventoryKeys.ADJUST_STOCK;
+    CompletableFuture<Optional<Map<String, AttributeValue>>> stock =
+        store.get(route, InventoryKeys.stock(adj.productId(), adj.warehouseId()), true, item -> item);
+    CompletableFuture<Optional<Map<String, AttributeValue>>> earlier = store.get(route,
         InventoryKeys.stockRequest(adj.productId(), adj.requestId()), true, item -> item);
     return stock.thenCombine(earlier, (current, record) -> {
           if (record.isPresent()) {
             requireSameChange(adj, record.get());
-            return Optional.<List<TransactWriteItem>>empty(); // applied before
+            return Optional.<Optional<Map<String, AttributeValue>>>empty(); // applied before
           }
-          StockChanges.Read found = current.orElseThrow(
-              () -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId()));
-          return Optional.of(adjustment(adj, found, now));
+          return Optional.of(current);
         })
+        .thenCompose(current -> current.isEmpty()
+            ? CompletableFuture.completedFuture(Optional.<List<TransactWriteItem>>empty())
+            : buckets.whole(route, adj.productId(), adj.warehouseId(), current.get()).thenApply(whole -> Optional.of(
+                adjustment(adj, whole.orElseThrow(() -> InventoryService.inventoryNotFound(adj.productId(), adj.warehouseId())),
+                    now))))
         .thenCompose(items -> items.isEmpty()
             ? CompletableFuture.completedFuture(null)
             : store.transact("AdjustStock", InventoryKeys.ADJUST_STOCK, items.get(), failed -> isReplay(adj, failed))
@@ -212,9 +328,24 @@ public final class DynamoInventoryRepository implements InventoryRepository {
   }
 
   /** The transaction that applies {@code adj} to {@code read}: stock update, request record, marker moves. */
-  private List<TransactWriteItem> adjustment(StockAdjustment adj, StockChanges.Read read, Instant now) {
-    adj.quantityAfter(read.stock()); // refuses the change before any write
-    List<TransactWriteItem> items = new ArrayList<>(changes.change(read, adj.delta(), 0, now));
+  private List<TransactWriteItem> adjustment(StockAdjustment adj, SplitStock whole, Instant now) {
+    adj.quantityAfter(whole.sum()); // refuses the change before any write
+    SortedMap<Integer, StockChanges.Delta> deltas = new TreeMap<>();
+    if (adj.delta() > 0) {
+      // A receipt is shared evenly over the buckets holds take from.
+      List<Integer> active = java.util.stream.IntStream.range(0, whole.active()).filter(b -> whole.bucket(b).isPresent())
+          .boxed().toList();
+      for (int i = 0; i < active.size(); i++) {
+        long share = adj.delta() / active.size() + (i < adj.delta() % active.size() ? 1 : 0);
+        if (share > 0) {
+          deltas.put(active.get(i), new StockChanges.Delta(share, 0));
+        }
+      }
+    } else {
+      // A pick takes available units from the buckets that have most.
+      StockBuckets.takes(whole, -adj.delta()).forEach(t -> deltas.put(t.bucket(), new StockChanges.Delta(-t.quantity(), 0)));
+    }
+    List<TransactWriteItem> items = new ArrayList<>(changes.change(whole, deltas, now));
     items.add(REQUEST, TransactWriteItem.builder().put(p -> p
         .tableName(store.table())
         .item(requestRecord(adj, now))
@@ -227,18 +358,14 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   /** Returns when a round failed because the record changed meanwhile and another round may run; throws otherwise. */
   private static void requireConcurrentChange(Throwable cause, int round, ProductInventory next) {
-    if (!(cause instanceof ConditionFailedException failed) || !failed.failed(STOCK)) {
+    // A condition on the stock (any bucket of it): the request record's was handled before.
+    if (!(cause instanceof ConditionFailedException)) {
       throw cause instanceof RuntimeException re ? re : new IllegalStateException(cause);
     }
     if (round >= ROUNDS) {
       throw new AbortedException("CONCURRENT_UPDATE", "the stock kept changing concurrently; retry"
           + (next == null ? " with the same request_id" : ""), Map.of());
     }
-  }
-
-  private CompletableFuture<Optional<StockChanges.Read>> currentStock(dev.warehouse.runtime.routing.Route route,
-      String productId, String warehouseId) {
-    return store.get(route, InventoryKeys.stock(productId, warehouseId), true, StockChanges.Read::of);
   }
 
   private static Map<String, AttributeValue> requestRecord(StockAdjustment adj, Instant now) {

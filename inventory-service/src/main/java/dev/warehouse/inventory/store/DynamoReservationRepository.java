@@ -19,6 +19,7 @@ import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.SingleTable;
 import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.error.AbortedException;
+import dev.warehouse.runtime.error.FailedPreconditionException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.paging.Page;
 import dev.warehouse.runtime.routing.Route;
@@ -28,6 +29,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
@@ -51,12 +54,23 @@ public final class DynamoReservationRepository implements ReservationRepository 
   /** The reservation is the first item of every transaction here; the stock records follow. */
   private static final int RESERVATION = 0;
 
+  /** DynamoDB's limit on the items of one transaction. */
+  static final int MAX_TRANSACTION_ITEMS = 100;
+
   private final DynamoStore store;
   private final StockChanges changes;
+  private final StockBuckets buckets;
 
+  /** With buckets of its own: for tests and tools that run one repository. */
   public DynamoReservationRepository(DynamoStore store, LowStockShards lowStock) {
+    this(store, lowStock, new StockBuckets(store, new StockChanges(store.table(), lowStock), java.time.Clock.systemUTC(),
+        java.time.Duration.ofMillis(20)));
+  }
+
+  public DynamoReservationRepository(DynamoStore store, LowStockShards lowStock, StockBuckets buckets) {
     this.store = store;
     this.changes = new StockChanges(store.table(), lowStock);
+    this.buckets = buckets;
   }
 
   @Override
@@ -74,20 +88,26 @@ public final class DynamoReservationRepository implements ReservationRepository 
 
   private CompletableFuture<Reservation> holdRound(Reservation held, int round) {
     Route route = InventoryKeys.RESERVE_STOCK;
+    // One bucket per line, at random among a split stock's (its record otherwise): the first read.
+    List<Integer> chosen = held.lines().stream().map(l -> buckets.choose(l.productId(), l.warehouseId())).toList();
+    List<TableKey> keys = IntStream.range(0, chosen.size())
+        .mapToObj(i -> InventoryKeys.stockBucket(held.lines().get(i).productId(), held.lines().get(i).warehouseId(), chosen.get(i)))
+        .toList();
     // Issued at once, in the route's order: a replay is answered from the reservation found, never from
     // stock that its own hold has since taken.
     CompletableFuture<Optional<Reservation>> existing = store.get(route, InventoryKeys.reservation(held.orderId()), true,
         ReservationItems::toReservation);
-    CompletableFuture<Map<TableKey, Map<String, AttributeValue>>> stock = store.batchGet(route, stockKeys(held), true);
+    CompletableFuture<Map<TableKey, Map<String, AttributeValue>>> stock = store.batchGet(route, keys, true);
     return existing.thenCombine(stock, (found, records) -> {
           if (found.isPresent()) {
             throw new ReservationChangedException(held.orderId(), found);
           }
-          return holdItems(held, records);
+          return records;
         })
-        .thenCompose(items -> store.transact("ReserveStock", route, items,
+        .thenCompose(records -> holdItems(held, chosen, keys, records))
+        .thenCompose(hold -> store.transact("ReserveStock", route, hold.items(),
                 failed -> failed.failed(RESERVATION) && isReplay(held, failed.item(RESERVATION)))
-            .thenApply(ok -> held)
+            .thenApply(ok -> hold.reservation())
             .exceptionallyCompose(failure -> {
               Throwable cause = Failures.cause(failure);
               if (cause instanceof ConditionFailedException failed && failed.failed(RESERVATION)) {
@@ -104,30 +124,96 @@ public final class DynamoReservationRepository implements ReservationRepository 
     return !item.isEmpty() && ReservationItems.toReservation(item).isReplayOf(wanted);
   }
 
-  /** The W6 transaction: the reservation, then per line its stock's update and marker moves; or OUT_OF_STOCK. */
-  private List<TransactWriteItem> holdItems(Reservation wanted, Map<TableKey, Map<String, AttributeValue>> records) {
-    List<OutOfStockException.Shortage> shortLines = new ArrayList<>();
-    List<TransactWriteItem> items = new ArrayList<>();
-    items.add(TransactWriteItem.builder().put(p -> p
-        .tableName(store.table())
-        .item(ReservationItems.held(wanted))
-        .conditionExpression("attribute_not_exists(#pk)")
-        .expressionAttributeNames(Map.of("#pk", PK))
-        .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
-        .build());
-    for (ReservationLine line : wanted.lines()) {
-      StockChanges.Read read = stockOf(line, records);
-      long available = read.stock().available();
-      if (available < line.quantity()) {
-        shortLines.add(new OutOfStockException.Shortage(line.productId(), line.warehouseId(), line.quantity(), available));
+  /** A W6 transaction and the reservation it writes (its lines with where their units come from). */
+  private record Hold(List<TransactWriteItem> items, Reservation reservation) {}
+
+  /**
+   * The W6 transaction: the reservation, then per line its stock's changes. A line whose bucket read
+   * first has its units, clear of the reorder point, takes them there; any other reads the whole stock
+   * (its snapshot) and takes from the buckets that have most. OUT_OF_STOCK only when a whole stock is
+   * short, never because one bucket is.
+   */
+  private CompletableFuture<Hold> holdItems(Reservation wanted, List<Integer> chosen, List<TableKey> keys,
+      Map<TableKey, Map<String, AttributeValue>> records) {
+    Instant now = wanted.updateTime();
+    List<CompletableFuture<LineHold>> lines = new ArrayList<>();
+    for (int i = 0; i < wanted.lines().size(); i++) {
+      ReservationLine line = wanted.lines().get(i);
+      int bucket = chosen.get(i);
+      Optional<Map<String, AttributeValue>> item = Optional.ofNullable(records.get(keys.get(i)));
+      if (bucket == 0) {
+        lines.add(buckets.whole(InventoryKeys.RESERVE_STOCK, line.productId(), line.warehouseId(), item)
+            .thenCompose(whole -> lineHold(line, whole.orElseThrow(
+                () -> InventoryService.inventoryNotFound(line.productId(), line.warehouseId())), now)));
         continue;
       }
-      items.addAll(changes.change(read, 0, line.quantity(), wanted.updateTime()));
+      Optional<TransactWriteItem> fast = item.map(StockChanges.Read::of)
+          .filter(read -> read.stock().available() >= line.quantity())
+          .flatMap(read -> changes.fast(bucket, read, new StockChanges.Delta(0, line.quantity()), now));
+      lines.add(fast.isPresent()
+          ? CompletableFuture.completedFuture(new LineHold(line.takenFrom(List.of(new ReservationLine.Take(bucket, line.quantity()))),
+              List.of(fast.get()), Optional.empty()))
+          : buckets.snapshot(InventoryKeys.RESERVE_STOCK, line.productId(), line.warehouseId())
+              .thenCompose(whole -> lineHold(line, whole.orElseThrow(
+                  () -> InventoryService.inventoryNotFound(line.productId(), line.warehouseId())), now)));
     }
-    if (!shortLines.isEmpty()) {
-      throw new OutOfStockException(wanted.orderId(), wanted.lines().size(), shortLines);
+    return CompletableFuture.allOf(lines.toArray(CompletableFuture[]::new)).thenApply(done -> {
+      List<OutOfStockException.Shortage> shortLines = new ArrayList<>();
+      List<TransactWriteItem> items = new ArrayList<>();
+      items.add(null); // the reservation, once its lines say where their units come from
+      List<ReservationLine> held = new ArrayList<>();
+      for (CompletableFuture<LineHold> f : lines) {
+        LineHold line = f.join();
+        line.shortage().ifPresent(shortLines::add);
+        items.addAll(line.items());
+        held.add(line.line());
+      }
+      if (!shortLines.isEmpty()) {
+        throw new OutOfStockException(wanted.orderId(), wanted.lines().size(), shortLines);
+      }
+      requireFits(wanted.orderId(), items.size());
+      Reservation reservation = wanted.withLines(held);
+      items.set(RESERVATION, TransactWriteItem.builder().put(p -> p
+          .tableName(store.table())
+          .item(ReservationItems.held(reservation))
+          .conditionExpression("attribute_not_exists(#pk)")
+          .expressionAttributeNames(Map.of("#pk", PK))
+          .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
+          .build());
+      return new Hold(items, reservation);
+    });
+  }
+
+  /** One line's part of a hold: the line with its takes and its items, or its shortage. */
+  private record LineHold(ReservationLine line, List<TransactWriteItem> items, Optional<OutOfStockException.Shortage> shortage) {}
+
+  /** A line held from its whole stock (the record, or a split stock's snapshot). */
+  private CompletableFuture<LineHold> lineHold(ReservationLine line, SplitStock whole, Instant now) {
+    long available = whole.sum().available();
+    if (available < line.quantity()) {
+      return CompletableFuture.completedFuture(new LineHold(line, List.of(), Optional.of(
+          new OutOfStockException.Shortage(line.productId(), line.warehouseId(), line.quantity(), available))));
     }
-    return items;
+    List<ReservationLine.Take> takes = StockBuckets.takes(whole, line.quantity());
+    SortedMap<Integer, StockChanges.Delta> deltas = new TreeMap<>();
+    takes.forEach(t -> deltas.put(t.bucket(), new StockChanges.Delta(0, t.quantity())));
+    if (whole.split()) {
+      buckets.rebalanceSoon(line.productId(), line.warehouseId()); // its first bucket was short: even them out
+    }
+    return CompletableFuture.completedFuture(new LineHold(line.takenFrom(takes), changes.change(whole, deltas, now), Optional.empty()));
+  }
+
+  /**
+   * Returns when a transaction of {@code items} fits DynamoDB's limit of 100; else FAILED_PRECONDITION
+   * RESERVATION_TOO_LARGE (only an order of many lines of split stock near its reorder point reaches it).
+   */
+  static void requireFits(String orderId, int items) {
+    if (items > MAX_TRANSACTION_ITEMS) {
+      throw new FailedPreconditionException("RESERVATION_TOO_LARGE",
+          "order " + orderId + "'s lines need " + items + " items in one transaction, over the database's "
+              + MAX_TRANSACTION_ITEMS + ": hold fewer lines of split stock at once",
+          Map.of("order_id", orderId, "items", Integer.toString(items)));
+    }
   }
 
   // ---------------------------------------------------------------------------------------------- W7
@@ -168,30 +254,63 @@ public final class DynamoReservationRepository implements ReservationRepository 
     Route route = shipped ? InventoryKeys.COMMIT_RESERVATION : InventoryKeys.RELEASE_RESERVATION;
     String operation = shipped ? "CommitReservation"
         : next.releaseCause().orElse(null) == ReleaseCause.HOLD_EXPIRED ? "ExpireHold" : "ReleaseReservation";
-    return store.batchGet(route, stockKeys(current), true)
+    List<TableKey> keys = current.lines().stream()
+        .flatMap(l -> l.takesOrWhole().stream().map(t -> InventoryKeys.stockBucket(l.productId(), l.warehouseId(), t.bucket())))
+        .toList();
+    return store.batchGet(route, keys, true)
         .thenCompose(records -> {
-          List<TransactWriteItem> items = new ArrayList<>();
-          items.add(stateChange(current, next));
+          List<CompletableFuture<List<TransactWriteItem>>> lines = new ArrayList<>();
           for (ReservationLine line : current.lines()) {
-            StockChanges.Read read = stockOf(line, records);
-            if (read.stock().reserved() < line.quantity()) {
-              // Read apart from the reservation: a racing call gave these units back after it was read.
-              return reservationAsNow(route, current).thenCompose(now -> endRound(current, next, nextRound(round)));
+            SortedMap<Integer, StockChanges.Delta> deltas = new TreeMap<>();
+            List<TransactWriteItem> fast = new ArrayList<>();
+            Map<String, AttributeValue> record = null;
+            for (ReservationLine.Take take : line.takesOrWhole()) {
+              Map<String, AttributeValue> item = records.get(InventoryKeys.stockBucket(line.productId(), line.warehouseId(), take.bucket()));
+              if (item == null) {
+                throw InventoryService.inventoryNotFound(line.productId(), line.warehouseId());
+              }
+              StockChanges.Read read = StockChanges.Read.of(item);
+              if (read.stock().reserved() < take.quantity()) {
+                // Read apart from the reservation: a racing call gave these units back after it was read.
+                return reservationAsNow(route, current).thenCompose(now -> endRound(current, next, nextRound(round)));
+              }
+              StockChanges.Delta delta = new StockChanges.Delta(shipped ? -take.quantity() : 0, -take.quantity());
+              deltas.put(take.bucket(), delta);
+              changes.fast(take.bucket(), read, delta, next.updateTime()).ifPresent(fast::add);
+              record = take.bucket() == 0 ? item : record;
             }
-            items.addAll(changes.change(read, shipped ? -line.quantity() : 0, -line.quantity(), next.updateTime()));
+            if (fast.size() == deltas.size()) {
+              lines.add(CompletableFuture.completedFuture(fast));
+              if (deltas.lastKey() > 0) {
+                buckets.rebalanceSoon(line.productId(), line.warehouseId()); // units back in a bucket: even or drain
+              }
+              continue;
+            }
+            // Near the reorder point: the whole stock, as read, and its marker by the sum.
+            CompletableFuture<Optional<SplitStock>> whole = record != null && InventoryItems.bucketsKept(record) == 1
+                ? CompletableFuture.completedFuture(Optional.of(SplitStock.whole(StockChanges.Read.of(record))))
+                : buckets.snapshot(route, line.productId(), line.warehouseId());
+            lines.add(whole.thenApply(w -> changes.change(w.orElseThrow(
+                () -> InventoryService.inventoryNotFound(line.productId(), line.warehouseId())), deltas, next.updateTime())));
           }
-          return store.transact(operation, route, items, failed -> false)
-              .thenApply(ok -> next)
-              .exceptionallyCompose(failure -> {
-                Throwable cause = Failures.cause(failure);
-                if (cause instanceof ConditionFailedException failed && failed.failed(RESERVATION)) {
-                  Map<String, AttributeValue> old = failed.item(RESERVATION);
-                  throw new ReservationChangedException(current.orderId(),
-                      old.isEmpty() ? Optional.empty() : Optional.of(ReservationItems.toReservation(old)));
-                }
-                requireAnotherRound(cause, round);
-                return endRound(current, next, round + 1);
-              });
+          return CompletableFuture.allOf(lines.toArray(CompletableFuture[]::new)).thenCompose(done -> {
+            List<TransactWriteItem> items = new ArrayList<>();
+            items.add(stateChange(current, next));
+            lines.forEach(l -> items.addAll(l.join()));
+            requireFits(current.orderId(), items.size());
+            return store.transact(operation, route, items, failed -> false)
+                .thenApply(ok -> next)
+                .exceptionallyCompose(failure -> {
+                  Throwable cause = Failures.cause(failure);
+                  if (cause instanceof ConditionFailedException failed && failed.failed(RESERVATION)) {
+                    Map<String, AttributeValue> old = failed.item(RESERVATION);
+                    throw new ReservationChangedException(current.orderId(),
+                        old.isEmpty() ? Optional.empty() : Optional.of(ReservationItems.toReservation(old)));
+                  }
+                  requireAnotherRound(cause, round);
+                  return endRound(current, next, round + 1);
+                });
+          });
         });
   }
 
@@ -282,18 +401,6 @@ public final class DynamoReservationRepository implements ReservationRepository 
         .expressionAttributeValues(values)
         .returnValuesOnConditionCheckFailure(ReturnValuesOnConditionCheckFailure.ALL_OLD))
         .build();
-  }
-
-  private static List<TableKey> stockKeys(Reservation r) {
-    return r.lines().stream().map(l -> InventoryKeys.stock(l.productId(), l.warehouseId())).toList();
-  }
-
-  private static StockChanges.Read stockOf(ReservationLine line, Map<TableKey, Map<String, AttributeValue>> records) {
-    Map<String, AttributeValue> item = records.get(InventoryKeys.stock(line.productId(), line.warehouseId()));
-    if (item == null) {
-      throw InventoryService.inventoryNotFound(line.productId(), line.warehouseId());
-    }
-    return StockChanges.Read.of(item);
   }
 
   private static int nextRound(int round) {

@@ -25,6 +25,12 @@ public final class InventoryItems {
   static final String DELTA = "delta";
   static final String UPDATE_TIME = "update_time";
   static final String CREATE_TIME = "create_time";
+  /** On the stock record of a split product: the buckets holds take from (N), and those that exist (K >= N). */
+  static final String BUCKET_COUNT = "bucket_count";
+  static final String BUCKETS_KEPT = "buckets_kept";
+  static final String BUCKET = "bucket";
+  /** A bucket's entity name (bucket 0 is the stock record itself). */
+  public static final String STOCK_BUCKET = "StockBucket";
 
   /** The stock record's entity name. */
   public static final String STOCK = "ProductInventory";
@@ -55,10 +61,36 @@ public final class InventoryItems {
 
   /** The stock item, with the GSI1 keys that put it behind A4's second door. */
   public static Map<String, AttributeValue> toItem(ProductInventory inventory) {
+    return toItem(inventory, inventory.bucketCount());
+  }
+
+  /**
+   * The stock item (for a split product: bucket 0's units, with the bucket counts), with the GSI1 keys
+   * that put it behind A4's second door.
+   */
+  static Map<String, AttributeValue> toItem(ProductInventory inventory, int bucketsKept) {
     Map<String, AttributeValue> attrs = new HashMap<>(InventoryKeys.stock(inventory.productId(), inventory.warehouseId()).attributes());
     attrs.put(GSI1_PK, AttributeValue.fromS(InventoryKeys.warehouseGsiPk(inventory.warehouseId())));
     attrs.put(GSI1_SK, AttributeValue.fromS(InventoryKeys.productGsiSk(inventory.productId())));
+    if (bucketsKept > 1) {
+      attrs.put(BUCKET_COUNT, AttributeValue.fromN(Integer.toString(inventory.bucketCount())));
+      attrs.put(BUCKETS_KEPT, AttributeValue.fromN(Integer.toString(bucketsKept)));
+    }
     return withStock(attrs, STOCK, inventory);
+  }
+
+  /** Bucket {@code bucket > 0} of a split stock, holding {@code share}'s units; no index keys (A4 lists the record). */
+  static Map<String, AttributeValue> bucketItem(ProductInventory share, int bucket) {
+    Map<String, AttributeValue> attrs = new HashMap<>(
+        InventoryKeys.stockBucket(share.productId(), share.warehouseId(), bucket).attributes());
+    attrs.put(BUCKET, AttributeValue.fromN(Integer.toString(bucket)));
+    return withStock(attrs, STOCK_BUCKET, share.withBucketCount(1));
+  }
+
+  /** The buckets that exist of the stock whose record is {@code attrs} (K): 1 unless split. */
+  static int bucketsKept(Map<String, AttributeValue> attrs) {
+    AttributeValue kept = attrs.get(BUCKETS_KEPT);
+    return kept == null ? 1 : Integer.parseInt(kept.n());
   }
 
   /**
@@ -68,6 +100,9 @@ public final class InventoryItems {
   public static Map<String, AttributeValue> lowStockMarker(LowStockShards shards, ProductInventory inventory) {
     Map<String, AttributeValue> attrs = new HashMap<>(
         shards.marker(inventory.productId(), inventory.warehouseId(), inventory.available()).attributes());
+    if (inventory.bucketCount() > 1) {
+      attrs.put(BUCKET_COUNT, AttributeValue.fromN(Integer.toString(inventory.bucketCount())));
+    }
     return withStock(attrs, LOW_STOCK_MARKER, inventory);
   }
 
@@ -99,7 +134,8 @@ public final class InventoryItems {
         Long.parseLong(attrs.get(QUANTITY).n()),
         reorderPoint == null ? 0 : Long.parseLong(reorderPoint.n()), // written before reorder points existed
         Timestamps.parse(attrs.get(UPDATE_TIME).s()),
-        reserved == null ? 0 : Long.parseLong(reserved.n()));
+        reserved == null ? 0 : Long.parseLong(reserved.n()),
+        attrs.containsKey(BUCKET_COUNT) ? Integer.parseInt(attrs.get(BUCKET_COUNT).n()) : 1);
   }
 
   /**

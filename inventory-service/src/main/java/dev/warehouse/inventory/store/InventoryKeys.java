@@ -29,6 +29,7 @@ public final class InventoryKeys {
   public static final Route PUT_INVENTORY = ROUTES.route("PutProductInventory");
   public static final Route ADJUST_STOCK = ROUTES.route("AdjustStock");
   public static final Route LOW_STOCK = ROUTES.route("ListLowStock");
+  public static final Route SET_STOCK_BUCKETS = ROUTES.route("SetStockBuckets");
 
   /** The routes of {@code warehouse.inventory.v1.ReservationService}, which the inventory-service also serves. */
   public static final RouteTable RESERVATION_ROUTES =
@@ -51,6 +52,7 @@ public final class InventoryKeys {
   private static final DeclaredKey MARKER_KEY =
       DeclaredKey.of(ADJUST_STOCK, "shard", "available", "product_id", "warehouse_id");
   private static final DeclaredKey RESERVATION_KEY = DeclaredKey.of(GET_RESERVATION, "order_id");
+  private static final DeclaredKey BUCKET_KEY = DeclaredKey.of(SET_STOCK_BUCKETS, "product_id", "bucket", "warehouse_id");
   /** Digits of a marker's quantity: 10^15, the most a record may hold, has 16. */
   private static final int QTY_DIGITS = 16;
 
@@ -64,6 +66,15 @@ public final class InventoryKeys {
   /** A2, W2, W3: the stock of a product at a warehouse, {@code PRODUCT#p / WAREHOUSE#w}. */
   public static TableKey stock(String productId, String warehouseId) {
     return STOCK_KEY.render(productId, warehouseId);
+  }
+
+  /**
+   * A bucket of a product's stock split over several (W10): bucket 0 is the stock record itself, bucket
+   * {@code b > 0} is {@code PRODUCT#p#BUCKET#bb / WAREHOUSE#w}, a partition of its own ('#' is in no id,
+   * so no product's key is another's bucket).
+   */
+  public static TableKey stockBucket(String productId, String warehouseId, int bucket) {
+    return bucket == 0 ? stock(productId, warehouseId) : BUCKET_KEY.render(productId, Route.FanOut.shardValue(bucket), warehouseId);
   }
 
   /** W3: an AdjustStock request record, {@code PRODUCT#p / REQUEST#id}, beside the stock it changes. */

@@ -27,6 +27,9 @@ public final class ReservationItems {
   static final String PRODUCT_ID = "product_id";
   static final String WAREHOUSE_ID = "warehouse_id";
   static final String QUANTITY = "quantity";
+  /** A line's takes from a split stock's buckets: {@code [{bucket, quantity}]}; absent: all from bucket 0. */
+  static final String TAKES = "takes";
+  static final String BUCKET = "bucket";
   static final String HOLD_EXPIRE_TIME = "hold_expire_time";
   static final String RELEASE_CAUSE = "release_cause";
   static final String CREATE_TIME = "create_time";
@@ -79,16 +82,30 @@ public final class ReservationItems {
   }
 
   private static AttributeValue line(ReservationLine line) {
-    return AttributeValue.fromM(Map.of(
+    Map<String, AttributeValue> m = new HashMap<>(Map.of(
         PRODUCT_ID, AttributeValue.fromS(line.productId()),
         WAREHOUSE_ID, AttributeValue.fromS(line.warehouseId()),
         QUANTITY, AttributeValue.fromN(Long.toString(line.quantity()))));
+    // Only a line that took from a bucket other than 0 says so: the rest reads as before buckets.
+    if (line.takes().stream().anyMatch(t -> t.bucket() != 0)) {
+      m.put(TAKES, AttributeValue.fromL(line.takes().stream().map(t -> AttributeValue.fromM(Map.of(
+          BUCKET, AttributeValue.fromN(Integer.toString(t.bucket())),
+          QUANTITY, AttributeValue.fromN(Long.toString(t.quantity()))))).toList()));
+    }
+    return AttributeValue.fromM(m);
+  }
+
+  private static ReservationLine toLine(Map<String, AttributeValue> m) {
+    ReservationLine line = new ReservationLine(m.get(PRODUCT_ID).s(), m.get(WAREHOUSE_ID).s(), Long.parseLong(m.get(QUANTITY).n()));
+    return m.containsKey(TAKES)
+        ? line.takenFrom(m.get(TAKES).l().stream().map(AttributeValue::m).map(t -> new ReservationLine.Take(
+            Integer.parseInt(t.get(BUCKET).n()), Long.parseLong(t.get(QUANTITY).n()))).toList())
+        : line.takenFrom(line.takesOrWhole());
   }
 
   public static Reservation toReservation(Map<String, AttributeValue> item) {
     List<ReservationLine> lines = item.containsKey(LINES)
-        ? item.get(LINES).l().stream().map(AttributeValue::m).map(m -> new ReservationLine(
-            m.get(PRODUCT_ID).s(), m.get(WAREHOUSE_ID).s(), Long.parseLong(m.get(QUANTITY).n()))).toList()
+        ? item.get(LINES).l().stream().map(AttributeValue::m).map(ReservationItems::toLine).toList()
         : List.of();
     return new Reservation(
         item.get(ORDER_ID).s(),

@@ -15,6 +15,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
 
@@ -46,66 +48,127 @@ public final class StockChanges {
     }
   }
 
+  /** A change of one bucket: units on hand and units reserved (available moves by their difference). */
+  public record Delta(long quantity, long reserved) {
+
+    Delta plus(Delta other) {
+      return new Delta(quantity + other.quantity, reserved + other.reserved);
+    }
+  }
+
   /**
-   * The items that take {@code current} by {@code quantityDelta} on hand and {@code reservedDelta}
+   * The items that take unsplit {@code current} by {@code quantityDelta} on hand and {@code reservedDelta}
    * reserved: its update first, then its marker's moves. The caller has checked that the result keeps
    * {@code 0 <= reserved <= quantity <= MAX_QUANTITY}.
    */
   public List<TransactWriteItem> change(Read current, long quantityDelta, long reservedDelta, Instant now) {
+    return change(SplitStock.whole(current), new TreeMap<>(Map.of(0, new Delta(quantityDelta, reservedDelta))), now);
+  }
+
+  /**
+   * The items that change the buckets of {@code whole} by {@code deltas} (bucket to change; each keeps
+   * {@code 0 <= reserved <= quantity}, checked by the caller). When every changed bucket stays clear of
+   * the reorder point before and after, so does their sum: each update adds to whatever its bucket then
+   * holds, conditioned on staying clear, and no marker moves. Otherwise every changed bucket is set
+   * from the values read, every other bucket is checked as read (ConditionCheck), and the marker moves
+   * by the sum: no concurrent change of any bucket can slip between the read and the write.
+   */
+  public List<TransactWriteItem> change(SplitStock whole, SortedMap<Integer, Delta> deltas, Instant now) {
+    List<TransactWriteItem> fast = new ArrayList<>();
+    for (Map.Entry<Integer, Delta> d : deltas.entrySet()) {
+      Optional<TransactWriteItem> item = fast(d.getKey(), whole.bucket(d.getKey()).orElseThrow(), d.getValue(), now);
+      if (item.isEmpty()) {
+        return asRead(whole, deltas, now);
+      }
+      fast.add(item.get());
+    }
+    return fast;
+  }
+
+  /**
+   * The update of bucket {@code bucket} (as {@code current} was read) by {@code delta}, adding to whatever
+   * it then holds, when it stays clear of the reorder point before and after: then the whole stock is
+   * not low either side, whatever the other buckets hold, and no marker moves. Empty otherwise.
+   */
+  public Optional<TransactWriteItem> fast(int bucket, Read current, Delta delta, Instant now) {
     ProductInventory before = current.stock();
-    ProductInventory after = before.changed(quantityDelta, reservedDelta, now);
-    List<TransactWriteItem> moves = markerMoves(Optional.of(before), after);
-    long availableDelta = quantityDelta - reservedDelta;
-    Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", RESERVED, "#av", AVAILABLE));
+    ProductInventory after = before.changed(delta.quantity(), delta.reserved(), now);
+    if (!current.storesAvailable() || before.low() || after.low()) {
+      return Optional.empty();
+    }
+    long availableDelta = delta.quantity() - delta.reserved();
+    Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", RESERVED, "#av", AVAILABLE,
+        "#pk", PK, "#rp", REORDER_POINT));
     Map<String, AttributeValue> values = new HashMap<>(Map.of(":now", AttributeValue.fromS(now.toString())));
-    String update;
-    String condition;
-    if (moves.isEmpty() && current.storesAvailable() && !before.low() && !after.low()) {
-      // Clear of the reorder point before and after: add to whatever the record is by then, as long as
-      // it stays clear of it (no marker), which also keeps quantity > reserved.
-      List<String> sets = new ArrayList<>();
-      addTo(sets, values, "#q", ":dq", quantityDelta);
-      addTo(sets, values, "#rs", ":dr", reservedDelta);
-      addTo(sets, values, "#av", ":da", availableDelta);
-      sets.add("#ut = :now");
-      update = "SET " + String.join(", ", sets);
-      names.put("#pk", PK);
-      names.put("#rp", REORDER_POINT);
-      long lowest = before.reorderPoint() + 1 + Math.max(0, -availableDelta);
-      values.put(":lowest", AttributeValue.fromN(Long.toString(lowest)));
-      StringBuilder c = new StringBuilder("attribute_exists(#pk) AND #av >= :lowest AND ").append(reorderPointIs(before, values));
-      if (quantityDelta > 0) {
-        c.append(" AND #q <= :highest");
-        values.put(":highest", AttributeValue.fromN(Long.toString(ProductInventory.MAX_QUANTITY - quantityDelta)));
-      }
-      if (reservedDelta < 0) {
-        c.append(" AND #rs >= :released");
-        values.put(":released", AttributeValue.fromN(Long.toString(-reservedDelta)));
-      }
-      condition = c.toString();
-    } else {
-      // Its marker moves (or the record predates reservations): only from exactly the record read.
-      update = "SET #q = :q_after, #rs = :rs_after, #av = :av_after, #ut = :now";
-      condition = asRead(current, values);
+    List<String> sets = new ArrayList<>();
+    addTo(sets, values, "#q", ":dq", delta.quantity());
+    addTo(sets, values, "#rs", ":dr", delta.reserved());
+    addTo(sets, values, "#av", ":da", availableDelta);
+    sets.add("#ut = :now");
+    String update = "SET " + String.join(", ", sets);
+    long lowest = before.reorderPoint() + 1 + Math.max(0, -availableDelta);
+    values.put(":lowest", AttributeValue.fromN(Long.toString(lowest)));
+    StringBuilder c = new StringBuilder("attribute_exists(#pk) AND #av >= :lowest AND ").append(reorderPointIs(before, values));
+    if (delta.quantity() > 0) {
+      c.append(" AND #q <= :highest");
+      values.put(":highest", AttributeValue.fromN(Long.toString(ProductInventory.MAX_QUANTITY - delta.quantity())));
+    }
+    if (delta.reserved() < 0) {
+      c.append(" AND #rs >= :released");
+      values.put(":released", AttributeValue.fromN(Long.toString(-delta.reserved())));
+    }
+    return Optional.of(update(bucket, before, update, c.toString(), names, values));
+  }
+
+  /**
+   * The slow path of {@link #change(SplitStock, SortedMap, Instant)}: the changed buckets set from the
+   * values read, the marker moved by the sum. Of a split stock, the record is written too (as read, its
+   * time moved on, when no unit of it changes): every change that moves the marker by the sum passes
+   * through it, so two of them never both decide from one sum. A concurrent change that stayed clear of
+   * the reorder point in another bucket needs no such lock: the sum was clear before and after it.
+   */
+  private List<TransactWriteItem> asRead(SplitStock whole, SortedMap<Integer, Delta> deltas, Instant now) {
+    SortedMap<Integer, Delta> written = new TreeMap<>(deltas);
+    if (whole.split()) {
+      written.putIfAbsent(0, new Delta(0, 0));
+    }
+    List<TransactWriteItem> items = new ArrayList<>();
+    Delta total = new Delta(0, 0);
+    for (Map.Entry<Integer, Delta> d : written.entrySet()) {
+      Read read = whole.bucket(d.getKey()).orElseThrow();
+      Delta delta = d.getValue();
+      total = total.plus(delta);
+      Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", RESERVED, "#av", AVAILABLE));
+      Map<String, AttributeValue> values = new HashMap<>();
+      String condition = asRead(read, values);
+      ProductInventory after = read.stock().changed(delta.quantity(), delta.reserved(), now);
+      values.put(":now", AttributeValue.fromS(now.toString()));
       values.put(":q_after", AttributeValue.fromN(Long.toString(after.quantity())));
       values.put(":rs_after", AttributeValue.fromN(Long.toString(after.reserved())));
       values.put(":av_after", AttributeValue.fromN(Long.toString(after.available())));
+      items.add(update(d.getKey(), read.stock(), "SET #q = :q_after, #rs = :rs_after, #av = :av_after, #ut = :now",
+          condition, names, values));
     }
+    ProductInventory before = whole.sum();
+    items.addAll(markerMoves(Optional.of(before), before.changed(total.quantity(), total.reserved(), now)));
+    return items;
+  }
+
+  private TransactWriteItem update(int bucket, ProductInventory before, String update, String condition,
+      Map<String, String> names, Map<String, AttributeValue> values) {
     // DynamoDB refuses names and values an expression does not use.
     String expressions = update + " " + condition;
     names.keySet().removeIf(name -> !uses(expressions, name));
     values.keySet().removeIf(value -> !uses(expressions, value));
-    List<TransactWriteItem> items = new ArrayList<>();
-    items.add(TransactWriteItem.builder().update(u -> u
+    TableKey key = InventoryKeys.stockBucket(before.productId(), before.warehouseId(), bucket);
+    return TransactWriteItem.builder().update(u -> u
         .tableName(table)
-        .key(InventoryKeys.stock(before.productId(), before.warehouseId()).attributes())
+        .key(key.attributes())
         .updateExpression(update)
         .conditionExpression(condition)
         .expressionAttributeNames(names)
         .expressionAttributeValues(values))
-        .build());
-    items.addAll(moves);
-    return items;
+        .build();
   }
 
   private static boolean uses(String expressions, String placeholder) {

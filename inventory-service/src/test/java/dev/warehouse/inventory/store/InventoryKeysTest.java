@@ -44,13 +44,35 @@ class InventoryKeysTest {
     Map<String, String> fields = new java.util.HashMap<>(FIELDS);
     fields.put("shard", Route.FanOut.shardValue(shard));
     fields.put("available", "0000000000000007");
+    fields.put("bucket", "03");
     TableKey marker = LowStockShards.DECLARED.marker("P-1", "W-1", 7);
+    TableKey bucket = InventoryKeys.stockBucket("P-1", "W-1", 3);
     assertThat(InventoryKeys.ADJUST_STOCK.alsoWrites()).extracting(k -> RouteConformance.declaredKey(k, fields))
-        .containsExactly(InventoryKeys.stockRequest("P-1", "r-1"), marker);
+        .containsExactly(bucket, InventoryKeys.stockRequest("P-1", "r-1"), marker);
     assertThat(InventoryKeys.PUT_INVENTORY.alsoWrites()).extracting(k -> RouteConformance.declaredKey(k, fields))
-        .containsExactly(marker);
+        .containsExactly(bucket, marker);
     assertThat(marker.pk()).isEqualTo(InventoryKeys.LOW_STOCK.partitionKey().render(fields));
     assertThat(marker.sk()).startsWith(InventoryKeys.lowStockPrefix()).startsWith(InventoryKeys.LOW_STOCK.sortKey().render(fields));
+  }
+
+  @Test
+  void stockBuckets_areTheRecordAtZero_andEachAPartitionOfItsOwnAbove() {
+    assertThat(InventoryKeys.stockBucket("P-1", "W-1", 0)).isEqualTo(InventoryKeys.stock("P-1", "W-1"));
+    TableKey bucket = InventoryKeys.stockBucket("P-1", "W-1", 7);
+    assertThat(bucket.pk()).isEqualTo("PRODUCT#P-1#BUCKET#07");
+    assertThat(bucket.sk()).isEqualTo("WAREHOUSE#W-1");
+    Map<String, String> fields = new java.util.HashMap<>(FIELDS);
+    fields.put("bucket", "07");
+    for (Route route : List.of(InventoryKeys.SET_STOCK_BUCKETS, InventoryKeys.RESERVE_STOCK, InventoryKeys.COMMIT_RESERVATION,
+        InventoryKeys.RELEASE_RESERVATION, InventoryKeys.PUT_INVENTORY, InventoryKeys.ADJUST_STOCK)) {
+      assertThat(route.alsoWrites()).as(route.patternId()).extracting(k -> k.partitionKey().variables().contains("bucket")
+          ? RouteConformance.declaredKey(k, fields) : null).contains(bucket);
+    }
+    for (Route route : List.of(InventoryKeys.PRODUCT_AT_WAREHOUSE, InventoryKeys.WAREHOUSES_OF_PRODUCT,
+        InventoryKeys.PRODUCTS_IN_WAREHOUSE)) {
+      assertThat(route.alsoReads()).as(route.patternId()).extracting(k -> RouteConformance.declaredKey(k, fields))
+          .containsExactly(InventoryKeys.stock("P-1", "W-1"), bucket);
+    }
   }
 
   @Test

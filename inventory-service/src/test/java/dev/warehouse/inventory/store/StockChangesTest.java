@@ -170,6 +170,73 @@ class StockChangesTest {
     }
   }
 
+  // Split over buckets: the sum decides the marker
+
+  /** Stock split over 3 buckets holding {@code available} units each (none reserved), reorder point 5. */
+  private static SplitStock split(long... available) {
+    List<java.util.Optional<StockChanges.Read>> buckets = new java.util.ArrayList<>();
+    for (long a : available) {
+      buckets.add(java.util.Optional.of(new StockChanges.Read(
+          new ProductInventory("p1", "w1", a, 5, READ_AT, 0, available.length), true)));
+    }
+    return new SplitStock(buckets, available.length);
+  }
+
+  @Test
+  void aBucketClearOfTheWholeReorderPoint_isChangedAlone_whateverTheOthersHold() {
+    // Bucket 1 keeps more than the reorder point of 5 by itself: so does the sum, before and after.
+    List<TransactWriteItem> items = changes.change(split(0, 9, 0),
+        new java.util.TreeMap<>(java.util.Map.of(1, new StockChanges.Delta(0, 3))), NOW);
+
+    assertThat(items).singleElement().satisfies(item -> {
+      assertThat(item.update().key()).isEqualTo(InventoryKeys.stockBucket("p1", "w1", 1).attributes());
+      assertThat(item.update().updateExpression()).isEqualTo("SET #rs = #rs + :dr, #av = #av + :da, #ut = :now");
+    });
+  }
+
+  @Test
+  void aBucketNearTheReorderPoint_isWrittenAsRead_withTheRecordAsItsLock_andTheMarkerByTheSum() {
+    // Bucket 2 at 4: at the reorder point by itself, so the sum (12 → 10) decides; not low either side.
+    List<TransactWriteItem> clear = changes.change(split(4, 4, 4),
+        new java.util.TreeMap<>(java.util.Map.of(2, new StockChanges.Delta(-2, 0))), NOW);
+    assertThat(clear).extracting(i -> i.update().key()).containsExactly(
+        InventoryKeys.stock("p1", "w1").attributes(), InventoryKeys.stockBucket("p1", "w1", 2).attributes());
+    assertAsRead(clear.get(0).update(), 4, 0);
+    assertThat(clear.get(0).update().expressionAttributeValues()).as("the record's units stay").containsEntry(":q_after", n(4));
+    assertThat(clear.get(1).update().expressionAttributeValues()).containsEntry(":q_after", n(2));
+
+    // 6 → 3 over the three: the sum crosses the reorder point, so the sum's marker is put.
+    List<TransactWriteItem> low = changes.change(split(2, 2, 2),
+        new java.util.TreeMap<>(java.util.Map.of(0, new StockChanges.Delta(-1, 0), 1, new StockChanges.Delta(-2, 0))), NOW);
+    assertThat(low).hasSize(3);
+    assertThat(low.get(2).put().item()).containsEntry("available", n(3)).containsEntry("quantity", n(3));
+    assertThat(TableKey.of(low.get(2).put().item())).isEqualTo(marker(3));
+    // 3 → 2, low before and after: the marker moves from the sum's old count to its new one.
+    List<TransactWriteItem> lower = changes.change(split(1, 1, 1),
+        new java.util.TreeMap<>(java.util.Map.of(2, new StockChanges.Delta(-1, 0))), NOW);
+    assertThat(lower).hasSize(4);
+    assertThat(lower.get(2).delete().key()).isEqualTo(marker(3).attributes());
+    assertThat(TableKey.of(lower.get(3).put().item())).isEqualTo(marker(2));
+  }
+
+  @Test
+  void movesEvenTheUnitsOverTheActiveBuckets_andDrainTheOthers() {
+    SplitStock whole = new SplitStock(split(9, 0, 1, 4).buckets(), 3);
+    assertThat(StockBuckets.moves(whole)).containsExactly(
+        java.util.Map.entry(0, new StockChanges.Delta(-4, 0)), java.util.Map.entry(1, new StockChanges.Delta(5, 0)),
+        java.util.Map.entry(2, new StockChanges.Delta(3, 0)), java.util.Map.entry(3, new StockChanges.Delta(-4, 0)));
+    assertThat(StockBuckets.takes(whole, 12)).extracting(t -> t.bucket() + ":" + t.quantity())
+        .as("most available first").containsExactly("0:9", "3:3");
+  }
+
+  @Test
+  void aHoldNeedingMoreThanOneTransactionsItems_isRefused_withItsReason() {
+    DynamoReservationRepository.requireFits("O-1", 100);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> DynamoReservationRepository.requireFits("O-1", 101))
+        .isInstanceOfSatisfying(dev.warehouse.runtime.error.FailedPreconditionException.class,
+            e -> assertThat(e.reason()).isEqualTo("RESERVATION_TOO_LARGE"));
+  }
+
   private static StockChanges.Read read(long quantity, long reorderPoint, long reserved) {
     return new StockChanges.Read(new ProductInventory("p1", "w1", quantity, reorderPoint, READ_AT, reserved), true);
   }

@@ -17,6 +17,8 @@ import java.util.Optional;
  * @param fanOut         the write shards of its partition key, when it has them
  * @param ownerFields    fields of the stored item naming whom it belongs to, when the partition key does not:
  *                       a caller's scope on one is checked by the owning service against the item it reads
+ * @param alsoReads      further items the call reads by full key besides those it writes (stock buckets)
+ * @param splitOperations operations issued besides {@code operations} only for stock split over buckets
  */
 public record Route(
     String fullMethodName,
@@ -32,7 +34,9 @@ public record Route(
     List<ItemKey> alsoWrites,
     List<Operation> writes,
     Optional<FanOut> fanOut,
-    List<String> ownerFields) {
+    List<String> ownerFields,
+    List<ItemKey> alsoReads,
+    List<Operation> splitOperations) {
 
   /** A key of an item the route writes besides its main one, and how its transaction writes it. */
   public record ItemKey(KeyTemplate partitionKey, KeyTemplate sortKey, List<Operation> writes) {
@@ -81,6 +85,8 @@ public record Route(
     alsoWrites = List.copyOf(alsoWrites);
     writes = List.copyOf(writes);
     ownerFields = List.copyOf(ownerFields);
+    alsoReads = List.copyOf(alsoReads);
+    splitOperations = List.copyOf(splitOperations);
   }
 
   /** Without owner fields: a route whose partition key names its owner, or that has none. */
@@ -88,7 +94,7 @@ public record Route(
       KeyTemplate partitionKey, KeyTemplate sortKey, List<SortKeyCondition> sortKeyConditions, Consistency consistency,
       String expectedVolume, List<ItemKey> alsoWrites, List<Operation> writes, Optional<FanOut> fanOut) {
     this(fullMethodName, patternId, request, operations, index, partitionKey, sortKey, sortKeyConditions, consistency,
-        expectedVolume, alsoWrites, writes, fanOut, List.of());
+        expectedVolume, alsoWrites, writes, fanOut, List.of(), List.of(), List.of());
   }
 
   /** The main item's key with how the transaction writes it, shaped like the keys of {@link #alsoWrites}. */

@@ -180,6 +180,10 @@ public final class RouteTable {
         r.hasFanOut()
             ? Optional.of(new Route.FanOut(r.getFanOut().getShardCount(), KeyTemplate.parse(r.getFanOut().getShardOf())))
             : Optional.empty(),
-        r.getOwnerFieldsList());
+        r.getOwnerFieldsList(),
+        r.getAlsoReadsList().stream()
+            .map(k -> new Route.ItemKey(KeyTemplate.parse(k.getPartitionKey()), KeyTemplate.parse(k.getSortKey()), List.of()))
+            .toList(),
+        r.getSplitOperationsList());
   }
 }

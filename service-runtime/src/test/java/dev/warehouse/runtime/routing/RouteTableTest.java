@@ -47,7 +47,7 @@ class RouteTableTest {
     assertThat(a4.allowsStrongReads()).isFalse();
     assertThat(a4.partitionKey().render("W1")).isEqualTo("WAREHOUSE#W1");
     assertThat(a4.fanOut()).isEmpty();
-    assertThat(inventory.routes()).hasSize(8);
+    assertThat(inventory.routes()).hasSize(9);
   }
 
   @Test
@@ -84,8 +84,20 @@ class RouteTableTest {
     assertThat(w3.transacts()).isTrue();
     assertThat(w3.writes()).containsExactly(Operation.OPERATION_UPDATE_ITEM);
     assertThat(w3.alsoWrites()).extracting(Route.ItemKey::writes).containsExactly(
+        List.of(Operation.OPERATION_UPDATE_ITEM),
         List.of(Operation.OPERATION_PUT_ITEM),
         List.of(Operation.OPERATION_PUT_ITEM, Operation.OPERATION_DELETE_ITEM));
+  }
+
+  @Test
+  void readsTheKeysARouteAlsoReads_andTheOperationsItSendsOnlyForSplitStock() {
+    Route a2 = RouteTable.of(InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"))
+        .route("GetProductInventory");
+    assertThat(a2.operations()).containsExactly(Operation.OPERATION_GET_ITEM);
+    assertThat(a2.splitOperations()).containsExactly(Operation.OPERATION_TRANSACT_GET_ITEMS);
+    assertThat(a2.alsoReads()).extracting(k -> k.partitionKey() + " / " + k.sortKey()).containsExactly(
+        "PRODUCT#{product_id} / WAREHOUSE#{warehouse_id}", "PRODUCT#{product_id}#BUCKET#{bucket} / WAREHOUSE#{warehouse_id}");
+    assertThat(a2.alsoReads()).allSatisfy(k -> assertThat(k.writes()).isEmpty());
   }
 
   @Test
