@@ -135,6 +135,9 @@ public final class OrderService {
             .mapToLong(OrderLine::quantity).sum();
         return reject(pending, new Rejection(Rejection.NOT_STOCKED, List.of(missing.asShortage(requested))));
       }
+      if (isReason(cause, StockReservations.TOO_LARGE)) {
+        return reject(pending, new Rejection(Rejection.TOO_LARGE, List.of()));
+      }
       if (isReason(cause, StockReservations.RELEASED)) {
         // A tombstone: the recovery gave up on this order before its hold arrived.
         return reject(pending, new Rejection(Rejection.ABANDONED, List.of()));
@@ -210,6 +213,9 @@ public final class OrderService {
       case Rejection.NOT_STOCKED -> why.shortages().isEmpty()
           ? new NotFoundException(Rejection.NOT_STOCKED, "a product of order " + order.orderId() + " is not stocked")
           : new NotStockedException(why.shortages().get(0).productId(), why.shortages().get(0).warehouseId());
+      case Rejection.TOO_LARGE -> new FailedPreconditionException(Rejection.TOO_LARGE, "order " + order.orderId()
+          + " was not placed: its lines of products sold from several stock buckets need more than one database"
+          + " transaction holds; place them in smaller orders", Map.of("order_id", order.orderId()));
       case Rejection.HOLD_EXPIRED -> new FailedPreconditionException(Rejection.HOLD_EXPIRED, "order " + order.orderId()
           + " was not placed: its stock was released before it could be confirmed; place it again with a new request_id",
           Map.of("order_id", order.orderId()));

@@ -12,7 +12,8 @@ import java.util.concurrent.CompletableFuture;
  * <p>Failures: {@link OutOfStockException} (reserve), {@link NotStockedException} (reserve: a line's product is
  * not stocked at its warehouse), a {@code FailedPreconditionException} of reason {@link #RELEASED} (the
  * reservation was released: its hold expired, or a release came first), {@link #CONFIRMED} (a rejection's
- * release found the reservation confirmed: the order was placed) or {@link #COMMITTED}; anything
+ * release found the reservation confirmed: the order was placed), {@link #COMMITTED} or {@link #TOO_LARGE}
+ * (reserve: nothing held, and asking again would not help); anything
  * else (the inventory unreachable, its circuit open, the deadline passed) leaves the outcome unknown.
  */
 public interface StockReservations {
@@ -23,6 +24,11 @@ public interface StockReservations {
   String COMMITTED = "RESERVATION_COMMITTED";
   /** The reason of the FAILED_PRECONDITION of a rejection's release (the fence) of a confirmed reservation. */
   String CONFIRMED = "RESERVATION_CONFIRMED";
+  /**
+   * The reason of the FAILED_PRECONDITION of a hold whose lines of split stock would need more items than
+   * one DynamoDB transaction takes (100): nothing was held.
+   */
+  String TOO_LARGE = "RESERVATION_TOO_LARGE";
 
   /** Why an order's stock is released: the inventory lets only a cancellation free a confirmed reservation. */
   enum Cause {

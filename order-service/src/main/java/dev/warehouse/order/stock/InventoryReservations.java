@@ -164,6 +164,10 @@ public final class InventoryReservations implements StockReservations {
         if (reason.equals(OutOfStockException.REASON)) {
           return new OutOfStockException(orderId, shortages);
         }
+        if (reason.equals(TOO_LARGE)) {
+          return new FailedPreconditionException(reason, "the order's lines need more stock items than one transaction takes",
+              Map.of("order_id", orderId));
+        }
         if (reason.equals(RELEASED) || reason.equals(COMMITTED) || reason.equals(CONFIRMED)
             || reason.equals("RESERVATION_NOT_CONFIRMED")) {
           return new FailedPreconditionException(reason, "the order's reservation is " + reason.substring(12).toLowerCase(),

@@ -97,6 +97,25 @@ class PlaceOrderStockTest {
   }
 
   @Test
+  void aHoldTooLargeForOneTransaction_rejectsTheOrder_withThatReason_andEveryRetryAnswersTheSame() {
+    stock.failing = (operation, orderId) -> operation.equals("reserve")
+        ? Optional.of(new FailedPreconditionException(StockReservations.TOO_LARGE, "too many items", Map.of()))
+        : Optional.empty();
+    PlaceOrderCommand command = buying(new OrderLine("P-1", "W-1", 2, EUR_10));
+
+    assertThat(failureOf(service.placeOrder(command))).isInstanceOfSatisfying(FailedPreconditionException.class,
+        e -> assertThat(e.reason()).isEqualTo(Rejection.TOO_LARGE));
+    Order rejected = orders.get("O-1");
+    assertThat(rejected.status()).isEqualTo(OrderStatus.REJECTED);
+    assertThat(rejected.rejection()).map(Rejection::reason).contains(Rejection.TOO_LARGE);
+    assertThat(stock.calls).containsExactly("reserve O-1", "release O-1");
+
+    assertThat(failureOf(service.placeOrder(command))).isInstanceOfSatisfying(FailedPreconditionException.class,
+        e -> assertThat(e.reason()).isEqualTo(Rejection.TOO_LARGE));
+    assertThat(stock.calls).hasSize(2);
+  }
+
+  @Test
   void stockContendedPastTheInventorysRounds_leavesTheOrderPending_andTheSameRequestPlacesItLater() {
     stock.failing = (operation, orderId) -> operation.equals("reserve")
         ? Optional.of(new AbortedException("STOCK_CONTENDED", "the stock is changing too often to hold it now",

@@ -85,6 +85,13 @@ class InventoryReservationsTranslateTest {
   }
 
   @Test
+  void aHoldTooLargeForOneTransaction_staysAFailedPrecondition_withItsReason() {
+    RuntimeException large = InventoryReservations.translate(answer(Code.FAILED_PRECONDITION, "RESERVATION_TOO_LARGE"), "O-1");
+    assertThat(large).isInstanceOfSatisfying(dev.warehouse.runtime.error.FailedPreconditionException.class,
+        e -> assertThat(e.reason()).isEqualTo(dev.warehouse.order.domain.StockReservations.TOO_LARGE));
+  }
+
+  @Test
   void contention_staysAborted_withARetryHint() {
     RuntimeException contended = InventoryReservations.translate(answer(Code.ABORTED, "CONCURRENT_UPDATE"), "O-1");
     assertThat(contended).isInstanceOfSatisfying(AbortedException.class, e -> {
