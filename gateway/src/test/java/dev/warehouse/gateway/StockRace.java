@@ -105,10 +105,48 @@ final class StockRace implements AutoCloseable {
     return outcomes;
   }
 
+  /** Spreads the product's stock at W1 over {@code buckets} buckets (W10); the stock as it answers. */
+  ProductInventory split(String product, int buckets) {
+    return inventoryStub().setStockBuckets(dev.warehouse.inventory.v1.SetStockBucketsRequest.newBuilder().setProductId(product)
+        .setWarehouseId("W1").setBucketCount(buckets).build());
+  }
+
+  /** The table the race runs on. */
+  String table() {
+    return table;
+  }
+
   /** The product's stock at W1, read strongly. */
   ProductInventory stockOf(String product) {
     return inventoryStub().getProductInventory(
         GetProductInventoryRequest.newBuilder().setProductId(product).setWarehouseId("W1").setConsistentRead(true).build());
+  }
+
+  /**
+   * A buyer that honours the throttle: after RESOURCE_EXHAUSTED it waits what the RetryInfo asks and asks
+   * again with the same request_id (for up to a minute), and after ABORTED up to 5 times; every answer
+   * other than an order goes to {@code answers}.
+   */
+  Buyer patientBuyer(java.util.Queue<io.grpc.StatusRuntimeException> answers) {
+    return request -> {
+      long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      for (int attempt = 1; ; attempt++) {
+        try {
+          return dev.warehouse.order.v1.OrderServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
+              .placeOrder(request);
+        } catch (io.grpc.StatusRuntimeException e) {
+          answers.add(e);
+          io.grpc.Status.Code code = e.getStatus().getCode();
+          if (code == io.grpc.Status.Code.RESOURCE_EXHAUSTED && System.nanoTime() < giveUp) {
+            Thread.sleep(dev.warehouse.testing.Statuses.retryDelayMs(e));
+            continue;
+          }
+          if (code != io.grpc.Status.Code.ABORTED || attempt >= 5) {
+            return e;
+          }
+        }
+      }
+    };
   }
 
   /** One buyer: the order it ended with, or the failure it gave up on. */

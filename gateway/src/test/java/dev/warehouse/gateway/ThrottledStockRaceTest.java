@@ -5,10 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.rpc.RetryInfo;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.order.v1.Order;
-import dev.warehouse.order.v1.OrderServiceGrpc;
-import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.testing.MetricsScrape;
-import dev.warehouse.testing.Statuses;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
@@ -16,7 +13,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -53,32 +49,12 @@ class ThrottledStockRaceTest {
     }
   }
 
-  /** One buyer: after RESOURCE_EXHAUSTED it waits what the RetryInfo asks, then asks again with the same request_id. */
-  private static Object buy(PlaceOrderRequest request) throws InterruptedException {
-    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return OrderServiceGrpc.newBlockingStub(stack.channel).withDeadlineAfter(30, TimeUnit.SECONDS).placeOrder(request);
-      } catch (StatusRuntimeException e) {
-        answers.add(e);
-        Status.Code code = e.getStatus().getCode();
-        if (code == Status.Code.RESOURCE_EXHAUSTED && System.nanoTime() < giveUp) {
-          Thread.sleep(Statuses.retryDelayMs(e));
-          continue;
-        }
-        if (code != Status.Code.ABORTED || attempt >= 5) {
-          return e;
-        }
-      }
-    }
-  }
-
   @Test
   void aThrottledHotItem_stillSellsEachUnitOnce_andThrottlesReachBuyersOnlyAsResourceExhaustedWithRetryInfo()
       throws Exception {
     String product = stack.product(UNITS);
 
-    List<Object> outcomes = stack.race(product, BUYERS, ThrottledStockRaceTest::buy);
+    List<Object> outcomes = stack.race(product, BUYERS, stack.patientBuyer(answers));
 
     assertThat(outcomes).filteredOn(o -> o instanceof Order).hasSize(UNITS);
     assertThat(outcomes).filteredOn(o -> !(o instanceof Order)).hasSize(BUYERS - UNITS).allSatisfy(o ->
