@@ -10,6 +10,7 @@ import dev.warehouse.inventory.store.DynamoInventoryRepository;
 import dev.warehouse.inventory.store.DynamoReservationRepository;
 import dev.warehouse.inventory.store.StockBuckets;
 import dev.warehouse.inventory.store.StockChanges;
+import dev.warehouse.inventory.store.StockSplitter;
 import dev.warehouse.inventory.store.InventoryKeys;
 import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.v1.AdjustStockRequest;
@@ -126,6 +127,11 @@ public final class InventoryMain {
     InventoryService service = new InventoryService(repository, context.clock());
     Reservations reservations = new Reservations(new DynamoReservationRepository(context.store(), shards, buckets), context.clock(),
         settings.hold(), context.meterRegistry());
+    if (settings.splitAtUnits() > 0) {
+      context.resources().closeOnStop(new StockSplitter(context.hotKeys(), buckets,
+          (product, warehouse, count) -> repository.setBucketCount(product, warehouse, count, context.clock().instant()),
+          settings.splitAtUnits(), context.meterRegistry()).start(context.scheduler()));
+    }
     context.resources().closeOnStop(
         new HoldExpiry(reservations, context.clock(), settings.sweep(), context.scheduler(), context.meterRegistry()).start());
     return List.of(new InventoryGrpcEndpoint(service, InventoryKeys.ROUTES), new ReservationGrpcEndpoint(reservations));

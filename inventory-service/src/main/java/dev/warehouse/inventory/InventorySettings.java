@@ -26,7 +26,7 @@ import java.util.Map;
  *                         the public services' callers (the gateway): neither may call the other's service
  */
 public record InventorySettings(LowStockShards shards, Duration hold, Duration sweep, TrustedPeers reservationPeers,
-    Duration rebalanceDelay) {
+    Duration rebalanceDelay, int splitAtUnits) {
 
   public static final String LOW_STOCK_SHARDS = "LOW_STOCK_SHARDS";
   public static final String RESERVATION_HOLD_SECONDS = "RESERVATION_HOLD_SECONDS";
@@ -34,6 +34,8 @@ public record InventorySettings(LowStockShards shards, Duration hold, Duration s
   public static final String RESERVATION_TRUSTED_PEERS = "RESERVATION_TRUSTED_PEERS";
   /** How long after a change asks for it a split stock's buckets are evened out (W10's moves). */
   public static final String STOCK_REBALANCE_DELAY_MS = "STOCK_REBALANCE_DELAY_MS";
+  /** Write units a second of one stock item past which the service doubles its product's buckets; 0: never. */
+  public static final String STOCK_SPLIT_AT_UNITS = "STOCK_SPLIT_AT_UNITS";
   /** The order-service's identity: the only caller of ReservationService unless configured otherwise. */
   public static final String ORDER_SERVICE_IDENTITY = "spiffe://warehouse.local/order-service";
 
@@ -42,7 +44,7 @@ public record InventorySettings(LowStockShards shards, Duration hold, Duration s
    * 2 minutes (docs/behaviour.md, crashes).
    */
   public static final InventorySettings DEFAULT = new InventorySettings(LowStockShards.DECLARED, Duration.ofSeconds(60),
-      Duration.ofSeconds(10), TrustedPeers.of(List.of(ORDER_SERVICE_IDENTITY)), Duration.ofMillis(20));
+      Duration.ofSeconds(10), TrustedPeers.of(List.of(ORDER_SERVICE_IDENTITY)), Duration.ofMillis(20), 500);
 
   /**
    * Reads the settings, each absent one its default.
@@ -83,30 +85,31 @@ public record InventorySettings(LowStockShards shards, Duration hold, Duration s
     if (rebalance > 60_000) {
       reader.problem(STOCK_REBALANCE_DELAY_MS + " must be 1 to 60000, got " + rebalance);
     }
+    int splitAt = reader.nonNegativeInt(STOCK_SPLIT_AT_UNITS, DEFAULT.splitAtUnits());
     return new InventorySettings(LowStockShards.of(Math.max(1, shards)), Duration.ofSeconds(hold),
         Duration.ofSeconds(sweep), env.containsKey(RESERVATION_TRUSTED_PEERS) ? TrustedPeers.of(peers)
-            : DEFAULT.reservationPeers(), Duration.ofMillis(rebalance));
+            : DEFAULT.reservationPeers(), Duration.ofMillis(rebalance), splitAt);
   }
 
   /** The same settings with other hold and sweep periods. */
   public InventorySettings withReservations(Duration hold, Duration sweep) {
-    return new InventorySettings(shards, hold, sweep, reservationPeers, rebalanceDelay);
+    return new InventorySettings(shards, hold, sweep, reservationPeers, rebalanceDelay, splitAtUnits);
   }
 
   /** The same settings with split stock evened out {@code delay} after a change asks (long: not during a test). */
   public InventorySettings withRebalanceDelay(Duration delay) {
-    return new InventorySettings(shards, hold, sweep, reservationPeers, delay);
+    return new InventorySettings(shards, hold, sweep, reservationPeers, delay, splitAtUnits);
   }
 
   /** The same settings with {@code shards} low-stock marker shards. */
   public InventorySettings withShards(LowStockShards shards) {
-    return new InventorySettings(shards, hold, sweep, reservationPeers, rebalanceDelay);
+    return new InventorySettings(shards, hold, sweep, reservationPeers, rebalanceDelay, splitAtUnits);
   }
 
   /** The fields of the start-up log line. */
   public Fields fields() {
     return new Fields().add("low_stock_shards", shards.count()).add("reservation_hold_s", hold.toSeconds())
         .add("reservation_sweep_s", sweep.toSeconds()).add("reservation_trusted_peers", reservationPeers.describe())
-        .add("stock_rebalance_delay_ms", rebalanceDelay.toMillis());
+        .add("stock_rebalance_delay_ms", rebalanceDelay.toMillis()).add("stock_split_at_units", splitAtUnits);
   }
 }

@@ -47,6 +47,11 @@ public final class DeclaredKey {
     return new DeclaredKey(matching.get(0).partitionKey(), matching.get(0).sortKey(), fields);
   }
 
+  /** Its partition-key template (to read a key's values back: {@link KeyTemplate#match}). */
+  public KeyTemplate partitionKey() {
+    return partitionKey;
+  }
+
   /** The key with {@code values} for the fields named at {@link #of}, in their order. */
   public TableKey render(String... values) {
     if (values.length != fields.length) {

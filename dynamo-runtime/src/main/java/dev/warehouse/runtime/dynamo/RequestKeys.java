@@ -17,7 +17,8 @@ import software.amazon.awssdk.services.dynamodb.model.UpdateItemRequest;
  * The partition keys a DynamoDB request goes to, for the hot-key counts: the {@code PK} of a GetItem,
  * PutItem, UpdateItem or DeleteItem; a Query's {@code :pk} value (every query of the data-access layer
  * names its partition key so, and on GSI1 that value is the {@code GSI1PK}); each item's {@code PK} in
- * a TransactWriteItems, once per item. Other requests (Scan, batches, table operations) go to none.
+ * a TransactWriteItems or TransactGetItems, once per item. Other requests (Scan, batches, table operations) go
+ * to none.
  */
 final class RequestKeys {
 
@@ -46,6 +47,11 @@ final class RequestKeys {
           keys.add(pk.s());
         }
       }
+      return keys;
+    } else if (request instanceof software.amazon.awssdk.services.dynamodb.model.TransactGetItemsRequest r
+        && r.hasTransactItems()) {
+      List<String> keys = new ArrayList<>(r.transactItems().size());
+      r.transactItems().forEach(item -> keys.addAll(one(item.get().key(), SingleTable.PK)));
       return keys;
     }
     return List.of();

@@ -97,7 +97,7 @@ public final class DynamoPlugin implements ProcessPlugin {
         new DynamoCalls(process.scheduler(), process.registry(), config.dynamoCallTimeout()), pageTokens,
         process.registry());
     StoreContext context = new StoreContext(config, dynamo, store, process.registry(), pageTokens, process.clock(),
-        process.scheduler(), process.transport(), process.resources());
+        process.scheduler(), process.transport(), process.resources(), hotKeys);
     List<BindableService> served = new ArrayList<>(services.apply(context));
     List<ServiceDescriptor> descriptors = served.stream().map(service -> service.bindService().getServiceDescriptor())
         .toList();

@@ -2,6 +2,7 @@ package dev.warehouse.runtime.service;
 
 import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.dynamo.DynamoStore;
+import dev.warehouse.runtime.hotkeys.HotKeys;
 import dev.warehouse.runtime.paging.PageTokenCodec;
 import dev.warehouse.runtime.process.Resources;
 import dev.warehouse.runtime.tls.TransportSecurity;
@@ -18,6 +19,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
  * @param scheduler timers for retry backoff and periodic work; never blocked on
  * @param transport the process's TLS identity and CA, for its own client channels to other services
  * @param resources what a service's wiring opened besides (client channels, say): closed after the server stops
+ * @param hotKeys   the hottest partition keys of the process's own requests, per access pattern
  */
 public record StoreContext(
     StoreServiceConfig config,
@@ -28,4 +30,5 @@ public record StoreContext(
     Clock clock,
     ScheduledExecutorService scheduler,
     TransportSecurity transport,
-    Resources resources) {}
+    Resources resources,
+    HotKeys hotKeys) {}

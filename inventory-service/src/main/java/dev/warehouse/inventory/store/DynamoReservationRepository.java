@@ -107,7 +107,10 @@ public final class DynamoReservationRepository implements ReservationRepository 
         .thenCompose(records -> holdItems(held, chosen, keys, records))
         .thenCompose(hold -> store.transact("ReserveStock", route, hold.items(),
                 failed -> failed.failed(RESERVATION) && isReplay(held, failed.item(RESERVATION)))
-            .thenApply(ok -> hold.reservation())
+            .thenApply(ok -> {
+              hold.reservation().lines().forEach(l -> buckets.countHold(l.productId(), l.warehouseId()));
+              return hold.reservation();
+            })
             .exceptionallyCompose(failure -> {
               Throwable cause = Failures.cause(failure);
               if (cause instanceof ConditionFailedException failed && failed.failed(RESERVATION)) {

@@ -77,6 +77,14 @@ public final class InventoryKeys {
     return bucket == 0 ? stock(productId, warehouseId) : BUCKET_KEY.render(productId, Route.FanOut.shardValue(bucket), warehouseId);
   }
 
+  /**
+   * The product whose stock item (its record or one of its buckets) has partition key {@code pk}; empty
+   * for any other key (a reservation's, a marker's).
+   */
+  public static java.util.Optional<String> productOfStock(String pk) {
+    return STOCK_KEY.partitionKey().match(pk).or(() -> BUCKET_KEY.partitionKey().match(pk)).map(v -> v.get("product_id"));
+  }
+
   /** W3: an AdjustStock request record, {@code PRODUCT#p / REQUEST#id}, beside the stock it changes. */
   public static TableKey stockRequest(String productId, String requestId) {
     return STOCK_REQUEST_KEY.render(productId, requestId);

@@ -50,6 +50,8 @@ public final class StockBuckets {
   private final Map<String, Integer> active = new ConcurrentHashMap<>();
   private final Map<String, Integer> kept = new ConcurrentHashMap<>();
   private final Map<String, Boolean> rebalancing = new ConcurrentHashMap<>();
+  /** Holds per stock since {@link #busiestSince()} last took them: which warehouse of a hot product is hot. */
+  private volatile Map<String, java.util.concurrent.atomic.LongAdder> holds = new ConcurrentHashMap<>();
 
   /**
    * @param rebalanceDelay how long after a change asks for it a rebalance starts: the calls of one burst
@@ -71,6 +73,31 @@ public final class StockBuckets {
     int n = active.getOrDefault(key(productId, warehouseId), 1);
     return n == 1 ? 0 : ThreadLocalRandom.current().nextInt(n);
   }
+
+  /** Counts a hold of this stock, for {@link #busiestSince()}. */
+  public void countHold(String productId, String warehouseId) {
+    holds.computeIfAbsent(key(productId, warehouseId), k -> new java.util.concurrent.atomic.LongAdder()).increment();
+  }
+
+  /**
+   * The stock of each product held most since the last call (its warehouse, and its bucket count as last
+   * read), by product; and starts counting anew.
+   */
+  public Map<String, Busiest> busiestSince() {
+    Map<String, java.util.concurrent.atomic.LongAdder> counted = holds;
+    holds = new ConcurrentHashMap<>();
+    Map<String, Busiest> busiest = new java.util.HashMap<>();
+    counted.forEach((key, count) -> {
+      String productId = key.substring(0, key.indexOf('#'));
+      String warehouseId = key.substring(key.indexOf('#') + 1);
+      Busiest candidate = new Busiest(warehouseId, count.sum(), active.getOrDefault(key, 1));
+      busiest.merge(productId, candidate, (a, b) -> a.holds() >= b.holds() ? a : b);
+    });
+    return busiest;
+  }
+
+  /** A product's most held stock: its warehouse, its holds counted, its bucket count (N) as last read. */
+  public record Busiest(String warehouseId, long holds, int bucketCount) {}
 
   /** Remembers the counts a stock record carries. */
   public void learn(Map<String, AttributeValue> record) {

@@ -3,6 +3,7 @@ package dev.warehouse.runtime.routing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -85,6 +86,26 @@ public final class KeyTemplate {
       regex.append(value != null ? Pattern.quote(value) : "[^#]+").append(Pattern.quote(literals.get(i + 1)));
     }
     return Pattern.compile(regex.toString());
+  }
+
+  /**
+   * The values of the variables that render this template as {@code rendered}, by name; empty when it is
+   * not one of its keys. A variable's value never holds {@code #}: IDs cannot.
+   */
+  public Optional<Map<String, String>> match(String rendered) {
+    StringBuilder regex = new StringBuilder(Pattern.quote(literals.get(0)));
+    for (int i = 0; i < variables.size(); i++) {
+      regex.append("([^#]+)").append(Pattern.quote(literals.get(i + 1)));
+    }
+    java.util.regex.Matcher m = Pattern.compile(regex.toString()).matcher(rendered);
+    if (!m.matches()) {
+      return Optional.empty();
+    }
+    Map<String, String> values = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < variables.size(); i++) {
+      values.put(variables.get(i), m.group(i + 1));
+    }
+    return Optional.of(values);
   }
 
   @Override
