@@ -21,6 +21,7 @@ import dev.warehouse.inventory.domain.StockAdjustment;
 import dev.warehouse.runtime.dynamo.ConditionFailedException;
 import dev.warehouse.runtime.dynamo.DynamoStore;
 import dev.warehouse.runtime.dynamo.SingleTable;
+import dev.warehouse.runtime.dynamo.TableKey;
 import dev.warehouse.runtime.error.AbortedException;
 import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.paging.Page;
@@ -228,9 +229,11 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   /**
    * One round of W10: the record, the snapshot of every bucket, then one transaction that sets the
-   * counts on the record (conditioned on those read) and creates the buckets that do not exist yet,
-   * empty. Lowering the count keeps the buckets above it (K): holds stop taking from them, and the
-   * rebalance drains them and deletes each once it holds nothing.
+   * counts on the record (conditioned on those read), creates the buckets that do not exist yet and
+   * shares the available units evenly over the new count, so that a split spreads holds from its first
+   * hold on (each bucket added to where it stays clear of the reorder point, else set as read; the sum
+   * does not change). Lowering the count keeps the buckets above it (K): holds stop taking from them, their
+   * available units move down now, and the rebalance deletes each once its reserved ones have ended.
    */
   private CompletableFuture<ProductInventory> setBucketsRound(String productId, String warehouseId, int count, Instant now,
       int round) {
@@ -256,14 +259,33 @@ public final class DynamoInventoryRepository implements InventoryRepository {
           } else {
             condition = "attribute_not_exists(#bc) AND attribute_not_exists(#bk)";
           }
-          List<TransactWriteItem> items = new ArrayList<>();
-          items.add(TransactWriteItem.builder().update(u -> u.tableName(store.table())
-              .key(InventoryKeys.stock(productId, warehouseId).attributes())
-              .updateExpression("SET #bc = :count, #bk = :kept").conditionExpression(condition)
-              .expressionAttributeNames(names).expressionAttributeValues(values)).build());
+          long available = StockBuckets.available(whole);
+          List<TransactWriteItem> items = new ArrayList<>(changes.move(whole, StockBuckets.moves(whole, count), now));
+          // The record's counts go into its own move, if it has one: one action per item in a transaction.
+          TableKey recordKey = InventoryKeys.stock(productId, warehouseId);
+          int at = -1;
+          for (int i = 0; i < items.size(); i++) {
+            at = TableKey.of(items.get(i).update().key()).equals(recordKey) ? i : at;
+          }
+          if (at < 0) {
+            items.add(0, TransactWriteItem.builder().update(u -> u.tableName(store.table()).key(recordKey.attributes())
+                .updateExpression("SET #bc = :count, #bk = :kept").conditionExpression(condition)
+                .expressionAttributeNames(names).expressionAttributeValues(values)).build());
+          } else {
+            software.amazon.awssdk.services.dynamodb.model.Update move = items.get(at).update();
+            Map<String, String> allNames = new HashMap<>(move.expressionAttributeNames());
+            allNames.putAll(names);
+            Map<String, AttributeValue> allValues = new HashMap<>(move.expressionAttributeValues());
+            allValues.putAll(values);
+            items.set(at, TransactWriteItem.builder().update(move.toBuilder()
+                .updateExpression(move.updateExpression() + ", #bc = :count, #bk = :kept")
+                .conditionExpression("(" + move.conditionExpression() + ") AND " + condition)
+                .expressionAttributeNames(allNames).expressionAttributeValues(allValues).build()).build());
+          }
           for (int b = whole.kept(); b < count; b++) {
-            ProductInventory empty = new ProductInventory(productId, warehouseId, 0, record.reorderPoint(), now, 0);
-            Map<String, AttributeValue> bucket = InventoryItems.bucketItem(empty, b);
+            long share = StockBuckets.share(available, count, b);
+            ProductInventory part = new ProductInventory(productId, warehouseId, share, record.reorderPoint(), now, 0);
+            Map<String, AttributeValue> bucket = InventoryItems.bucketItem(part, b);
             items.add(TransactWriteItem.builder().put(p -> p.tableName(store.table()).item(bucket)
                 .conditionExpression("attribute_not_exists(#pk)").expressionAttributeNames(Map.of("#pk", PK))).build());
           }

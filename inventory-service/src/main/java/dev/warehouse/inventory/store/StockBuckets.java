@@ -199,7 +199,7 @@ public final class StockBuckets {
           Instant now = clock.instant();
           SortedMap<Integer, StockChanges.Delta> moves = moves(whole);
           if (!moves.isEmpty()) {
-            return store.transact("RebalanceStock", route, changes.change(whole, moves, now), failed -> false)
+            return store.transact("RebalanceStock", route, changes.move(whole, moves, now), failed -> false)
                 .thenApply(ok -> true);
           }
           List<TransactWriteItem> drop = drainedBuckets(whole);
@@ -213,24 +213,41 @@ public final class StockBuckets {
 
   /** Moves of available units (quantity with them) so that the N buckets share them evenly and the rest hold none. */
   static SortedMap<Integer, StockChanges.Delta> moves(SplitStock whole) {
-    int n = whole.active();
-    long available = whole.buckets().stream().flatMap(Optional::stream).mapToLong(r -> r.stock().available()).sum();
+    return moves(whole, whole.active());
+  }
+
+  /**
+   * Moves of the available units of the buckets that exist so that buckets 0 to {@code count}-1 share them
+   * evenly ({@link #share}) and the others hold none; a bucket below {@code count} that does not exist is
+   * left out of the moves (W10 creates it with its share).
+   */
+  static SortedMap<Integer, StockChanges.Delta> moves(SplitStock whole, int count) {
+    long available = available(whole);
     SortedMap<Integer, StockChanges.Delta> moves = new TreeMap<>();
     for (int b = 0; b < whole.kept(); b++) {
       Optional<StockChanges.Read> bucket = whole.bucket(b);
       if (bucket.isEmpty()) {
-        if (b < n) {
-          return new TreeMap<>(); // a bucket W10 creates is missing: nothing moves until it exists
+        if (b < count) {
+          return new TreeMap<>(); // a bucket W10 created is gone: nothing moves until it exists again
         }
         continue;
       }
-      long target = b < n ? available / n + (b < available % n ? 1 : 0) : 0;
-      long delta = target - bucket.get().stock().available();
+      long delta = share(available, count, b) - bucket.get().stock().available();
       if (delta != 0) {
         moves.put(b, new StockChanges.Delta(delta, 0));
       }
     }
     return moves;
+  }
+
+  /** The available units of every bucket of {@code whole}. */
+  static long available(SplitStock whole) {
+    return whole.buckets().stream().flatMap(Optional::stream).mapToLong(r -> r.stock().available()).sum();
+  }
+
+  /** Bucket {@code b}'s even share of {@code available} units over {@code count} buckets; none above them. */
+  static long share(long available, int count, int b) {
+    return b < count ? available / count + (b < available % count ? 1 : 0) : 0;
   }
 
   /**

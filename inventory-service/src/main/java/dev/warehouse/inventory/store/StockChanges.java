@@ -86,6 +86,22 @@ public final class StockChanges {
   }
 
   /**
+   * The items of moves between the buckets of {@code whole} (deltas of on hand and available that sum to
+   * nothing): each bucket added to when it stays clear of the reorder point, else set from the values
+   * read. A move leaves the sum, and so the marker, as they were: it takes no lock of the record, and a
+   * change near the reorder point decides the marker right whether or not a move came between its read and
+   * its write (one that touched a bucket it writes fails its condition).
+   */
+  public List<TransactWriteItem> move(SplitStock whole, SortedMap<Integer, Delta> moves, Instant now) {
+    List<TransactWriteItem> items = new ArrayList<>();
+    for (Map.Entry<Integer, Delta> m : moves.entrySet()) {
+      Read read = whole.bucket(m.getKey()).orElseThrow();
+      items.add(fast(m.getKey(), read, m.getValue(), now).orElseGet(() -> setAsRead(m.getKey(), read, m.getValue(), now)));
+    }
+    return items;
+  }
+
+  /**
    * The update of bucket {@code bucket} (as {@code current} was read) by {@code delta}, adding to whatever
    * it then holds, when it stays clear of the reorder point before and after: then the whole stock is
    * not low either side, whatever the other buckets hold, and no marker moves. Empty otherwise.
@@ -135,23 +151,26 @@ public final class StockChanges {
     List<TransactWriteItem> items = new ArrayList<>();
     Delta total = new Delta(0, 0);
     for (Map.Entry<Integer, Delta> d : written.entrySet()) {
-      Read read = whole.bucket(d.getKey()).orElseThrow();
-      Delta delta = d.getValue();
-      total = total.plus(delta);
-      Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", RESERVED, "#av", AVAILABLE));
-      Map<String, AttributeValue> values = new HashMap<>();
-      String condition = asRead(read, values);
-      ProductInventory after = read.stock().changed(delta.quantity(), delta.reserved(), now);
-      values.put(":now", AttributeValue.fromS(now.toString()));
-      values.put(":q_after", AttributeValue.fromN(Long.toString(after.quantity())));
-      values.put(":rs_after", AttributeValue.fromN(Long.toString(after.reserved())));
-      values.put(":av_after", AttributeValue.fromN(Long.toString(after.available())));
-      items.add(update(d.getKey(), read.stock(), "SET #q = :q_after, #rs = :rs_after, #av = :av_after, #ut = :now",
-          condition, names, values));
+      total = total.plus(d.getValue());
+      items.add(setAsRead(d.getKey(), whole.bucket(d.getKey()).orElseThrow(), d.getValue(), now));
     }
     ProductInventory before = whole.sum();
     items.addAll(markerMoves(Optional.of(before), before.changed(total.quantity(), total.reserved(), now)));
     return items;
+  }
+
+  /** The update that sets bucket {@code bucket} to its values read, changed by {@code delta}, only as read. */
+  private TransactWriteItem setAsRead(int bucket, Read read, Delta delta, Instant now) {
+    Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", RESERVED, "#av", AVAILABLE));
+    Map<String, AttributeValue> values = new HashMap<>();
+    String condition = asRead(read, values);
+    ProductInventory after = read.stock().changed(delta.quantity(), delta.reserved(), now);
+    values.put(":now", AttributeValue.fromS(now.toString()));
+    values.put(":q_after", AttributeValue.fromN(Long.toString(after.quantity())));
+    values.put(":rs_after", AttributeValue.fromN(Long.toString(after.reserved())));
+    values.put(":av_after", AttributeValue.fromN(Long.toString(after.available())));
+    return update(bucket, read.stock(), "SET #q = :q_after, #rs = :rs_after, #av = :av_after, #ut = :now", condition, names,
+        values);
   }
 
   private TransactWriteItem update(int bucket, ProductInventory before, String update, String condition,

@@ -220,6 +220,17 @@ class StockChangesTest {
   }
 
   @Test
+  void aMove_addsWhereABucketStaysClear_setsAsReadWhereNot_andNeitherLocksTheRecordNorMovesTheMarker() {
+    // 12 from bucket 0 (clear of 5 before and after) into an empty bucket 2: the sum stays 20.
+    List<TransactWriteItem> items = changes.move(split(20, 0, 0),
+        new java.util.TreeMap<>(java.util.Map.of(0, new StockChanges.Delta(-12, 0), 2, new StockChanges.Delta(12, 0))), NOW);
+    assertThat(items).extracting(i -> i.update().key()).containsExactly(
+        InventoryKeys.stock("p1", "w1").attributes(), InventoryKeys.stockBucket("p1", "w1", 2).attributes());
+    assertThat(items.get(0).update().updateExpression()).startsWith("SET #q = #q + :dq");
+    assertAsRead(items.get(1).update(), 0, 0);
+  }
+
+  @Test
   void movesEvenTheUnitsOverTheActiveBuckets_andDrainTheOthers() {
     SplitStock whole = new SplitStock(split(9, 0, 1, 4).buckets(), 3);
     assertThat(StockBuckets.moves(whole)).containsExactly(
