@@ -61,7 +61,7 @@ The same settings can be changed per table at run time, so that test classes
 sharing one server keep apart (settings.py): POST /_strict/tables/NAME with a
 JSON object of any of stale_read_probability, consistency_lag_ms,
 conflict_rate, token_window_ms, transaction_latency_ms, partition_write_units,
-partition_read_units, burst_seconds overrides the defaults
+partition_read_units, burst_seconds (numbers), throttled_key_prefix (text) overrides the defaults
 for that table (it need not exist yet); DELETE /_strict/tables/NAME resets
 it; GET shows what applies; GET /_strict tells whether the launcher is
 strict. With --lenient these endpoints answer but change nothing.
@@ -71,6 +71,7 @@ Usage: python -m strict_moto (or tools/moto/serialized_moto_server.py)
     [--token-window-seconds 600] [--transaction-latency-ms 0]
     [--stale-read-probability 1.0] [--consistency-lag-ms 200] [--conflict-rate 0]
     [--partition-write-units 1000] [--partition-read-units 3000] [--burst-seconds 1]
+    [--throttled-key-prefix PREFIX]
     [--count-keys]
 With --port 0 a free port is chosen. Once listening, the launcher prints one
 line to stdout, "moto listening on http://HOST:PORT", which callers wait for.

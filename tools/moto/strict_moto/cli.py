@@ -45,6 +45,9 @@ def parse_args(argv=None):
                         help="read units a second one partition key is served before it is throttled (DynamoDB: 3000; 0: no limit)")
     parser.add_argument("--burst-seconds", type=non_negative(float), default=1.0,
                         help="how many seconds of a partition's units it may use at once after an idle spell")
+    parser.add_argument("--throttled-key-prefix", default="",
+                        help="apply the per-key limits only to partition keys with this prefix (a benchmark scales "
+                             "them down for one product's keys alone; default: every key)")
     parser.add_argument("--count-keys", action="store_true",
                         help="count each table's requests per partition key (GET /_keys/tables/NAME)")
     return parser.parse_args(argv)
@@ -61,6 +64,7 @@ def strict_defaults(args):
         "partition_write_units": args.partition_write_units,
         "partition_read_units": args.partition_read_units,
         "burst_seconds": args.burst_seconds,
+        "throttled_key_prefix": args.throttled_key_prefix,
     }
 
 

@@ -20,6 +20,8 @@ class Settings:
         "partition_write_units": (0.0, None),
         "burst_seconds": (0.0, None),
     }
+    # Settings that are text: the partition-key prefix the per-key limits apply to ("": every key).
+    TEXTS = ("throttled_key_prefix",)
 
     def __init__(self, defaults):
         self.defaults = self.validated(defaults)
@@ -30,10 +32,14 @@ class Settings:
     def validated(cls, values):
         if not isinstance(values, dict):
             raise ValueError("expected a JSON object")
-        unknown = sorted(set(values) - set(cls.RANGES))
+        unknown = sorted(set(values) - set(cls.RANGES) - set(cls.TEXTS))
         if unknown:
-            raise ValueError(f"unknown settings {unknown}; known: {sorted(cls.RANGES)}")
+            raise ValueError(f"unknown settings {unknown}; known: {sorted(list(cls.RANGES) + list(cls.TEXTS))}")
         for name, value in values.items():
+            if name in cls.TEXTS:
+                if not isinstance(value, str):
+                    raise ValueError(f"{name} must be a string")
+                continue
             low, high = cls.RANGES[name]
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"{name} must be a number")

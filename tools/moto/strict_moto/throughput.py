@@ -17,8 +17,10 @@ bucket it touches, all or nothing; when one is short:
 
 A Query is admitted while its partition has any units left, and billed what it read afterwards, since
 its size is known only then. Writes to global secondary indexes are not limited here (a table's writes
-are); reads of an index are, on the index's partition. A limit of 0 turns that limit off. The lenient
-mode has none of this: moto's kindness.
+are); reads of an index are, on the index's partition. A limit of 0 turns that limit off, and a
+`throttled_key_prefix` confines the limits to partition keys that start with it (a benchmark scales them
+down for one product's stock alone, so that no other key comes near them, as none would in DynamoDB). The
+lenient mode has none of this: moto's kindness.
 """
 import json
 import threading
@@ -39,8 +41,11 @@ class Throughput:
         self._lock = threading.Lock()
         self._buckets = {}  # bucket key -> [tokens, time of the last fill]
 
-    def _limit(self, table_name, kind):
+    def _limit(self, bucket):
+        table_name, _, partition, kind = bucket
         settings = self._settings.of(table_name)
+        if not partition.startswith(settings.get("throttled_key_prefix", "")):
+            return 0.0, 0.0
         rate = settings["partition_write_units" if kind == "write" else "partition_read_units"]
         return rate, rate * settings["burst_seconds"]
 
@@ -61,7 +66,7 @@ class Throughput:
             short = set()
             levels = {}
             for bucket, units in needed.items():
-                rate, capacity = self._limit(bucket[0], bucket[3])
+                rate, capacity = self._limit(bucket)
                 if rate <= 0:
                     continue
                 levels[bucket] = tokens = self._filled(bucket, rate, capacity, now)
@@ -75,13 +80,13 @@ class Throughput:
     def admits(self, bucket):
         """Whether `bucket` has any units left (a Query is billed once it has read)."""
         with self._lock:
-            rate, capacity = self._limit(bucket[0], bucket[3])
+            rate, capacity = self._limit(bucket)
             return rate <= 0 or self._filled(bucket, rate, capacity, self._clock()) > 0
 
     def bill(self, bucket, units):
         """Takes `units` from `bucket` whatever it holds: what a Query read after it was admitted."""
         with self._lock:
-            rate, capacity = self._limit(bucket[0], bucket[3])
+            rate, capacity = self._limit(bucket)
             if rate > 0:
                 self._buckets[bucket][0] = self._filled(bucket, rate, capacity, self._clock()) - units
 

@@ -153,3 +153,20 @@ def test_aDeletedTablesPartitions_areForgotten_soATableOfTheSameNameStartsFull(l
                 AttributeDefinitions=description["AttributeDefinitions"], KeySchema=description["KeySchema"])
 
     dynamo.put(table, "hot", sk="B")
+
+
+def test_aKeyPrefix_confinesTheLimitsToTheKeysThatStartWithIt(launch):
+    dynamo = launch(partition_write_units=1.0, partition_read_units=100.0, burst_seconds=1.0,
+                    throttled_key_prefix="PRODUCT#")
+    table = dynamo.table()
+    for i in range(5):  # any other key keeps no limit
+        dynamo.put(table, "CUSTOMER#c1", sk=f"s{i}")
+    dynamo.put(table, "PRODUCT#p1", sk="s0")
+    with pytest.raises(DynamoError) as refused:
+        dynamo.put(table, "PRODUCT#p1", sk="s1")
+    assert refused.value.type == "ThrottlingException"
+
+
+def test_aKeyPrefixThatIsNotText_isRefused(launch):
+    with pytest.raises(Exception):
+        launch(throttled_key_prefix=3)
