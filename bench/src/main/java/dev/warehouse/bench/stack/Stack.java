@@ -70,6 +70,20 @@ public final class Stack implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts moto through the launcher in its strict mode with {@code flags} (its per-key throughput, say),
+   * then everything on it; the stack stops moto with the rest.
+   */
+  public static Stack startStrict(Path root, String table, String... flags) throws Exception {
+    MotoProcess moto = MotoProcess.start(root.resolve(MotoProcess.LAUNCHER), List.of(flags), false);
+    try {
+      return start(root, Jars.of(root), table, moto.endpoint(), moto);
+    } catch (Exception e) {
+      moto.close();
+      throw e;
+    }
+  }
+
   /** The services and the gateway on a DynamoDB endpoint that is already running. */
   public static Stack on(Path root, String table, URI dynamoEndpoint) throws Exception {
     return on(root, Jars.of(root), table, dynamoEndpoint);

@@ -88,6 +88,25 @@ public final class GrpcErrors {
     return status != null && status.getDetailsList().stream().anyMatch(detail -> detail.is(ErrorInfo.class));
   }
 
+  /** The delay a refusal's {@code google.rpc.RetryInfo} asks a client to wait, if it carries a readable one. */
+  public static java.util.Optional<java.time.Duration> retryDelay(Throwable failure) {
+    com.google.rpc.Status status = StatusProto.fromThrowable(failure);
+    if (status == null) {
+      return java.util.Optional.empty();
+    }
+    for (Any detail : status.getDetailsList()) {
+      if (detail.is(RetryInfo.class)) {
+        try {
+          com.google.protobuf.Duration delay = detail.unpack(RetryInfo.class).getRetryDelay();
+          return java.util.Optional.of(java.time.Duration.ofSeconds(delay.getSeconds(), delay.getNanos()));
+        } catch (com.google.protobuf.InvalidProtocolBufferException malformed) {
+          return java.util.Optional.empty();
+        }
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
   /**
    * A call's failure as its caller should hear it: the caller's deadline passing cancels the call's context,
    * and the call below can end CANCELLED before its own deadline fires; past {@code deadline}, that is
