@@ -17,6 +17,7 @@ def test_defaults_areDynamoDBs():
         "partition_write_units": 1000.0,
         "partition_read_units": 3000.0,
         "burst_seconds": 1.0,
+        "throttled_key_prefix": "",
     }
 
 
