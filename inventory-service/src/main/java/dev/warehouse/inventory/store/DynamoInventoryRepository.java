@@ -260,7 +260,8 @@ public final class DynamoInventoryRepository implements InventoryRepository {
             condition = "attribute_not_exists(#bc) AND attribute_not_exists(#bk)";
           }
           long available = StockBuckets.available(whole);
-          List<TransactWriteItem> items = new ArrayList<>(changes.move(whole, StockBuckets.moves(whole, count), now));
+          List<Integer> takers = StockBuckets.takers(whole, count, true);
+          List<TransactWriteItem> items = new ArrayList<>(changes.move(whole, StockBuckets.moves(whole, takers), now));
           // The record's counts go into its own move, if it has one: one action per item in a transaction.
           TableKey recordKey = InventoryKeys.stock(productId, warehouseId);
           int at = -1;
@@ -283,7 +284,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
                 .expressionAttributeNames(allNames).expressionAttributeValues(allValues).build()).build());
           }
           for (int b = whole.kept(); b < count; b++) {
-            long share = StockBuckets.share(available, count, b);
+            long share = StockBuckets.share(available, takers, b);
             ProductInventory part = new ProductInventory(productId, warehouseId, share, record.reorderPoint(), now, 0);
             Map<String, AttributeValue> bucket = InventoryItems.bucketItem(part, b);
             items.add(TransactWriteItem.builder().put(p -> p.tableName(store.table()).item(bucket)

@@ -213,26 +213,34 @@ public final class StockBuckets {
 
   /** Moves of available units (quantity with them) so that the N buckets share them evenly and the rest hold none. */
   static SortedMap<Integer, StockChanges.Delta> moves(SplitStock whole) {
-    return moves(whole, whole.active());
+    return moves(whole, takers(whole, whole.active(), false));
   }
 
   /**
-   * Moves of the available units of the buckets that exist so that buckets 0 to {@code count}-1 share them
-   * evenly ({@link #share}) and the others hold none; a bucket below {@code count} that does not exist is
-   * left out of the moves (W10 creates it with its share).
+   * The buckets that take a share of the available units: those below {@code count} that exist, and, when
+   * W10 is {@code creating} them, those from the last that exists up to {@code count}; bucket 0 alone when
+   * none would. Units only ever move among buckets that exist or are created in the same transaction.
    */
-  static SortedMap<Integer, StockChanges.Delta> moves(SplitStock whole, int count) {
+  static List<Integer> takers(SplitStock whole, int count, boolean creating) {
+    List<Integer> takers = IntStream.range(0, count)
+        .filter(b -> whole.bucket(b).isPresent() || creating && b >= whole.kept()).boxed().toList();
+    return takers.isEmpty() ? List.of(0) : takers;
+  }
+
+  /**
+   * Moves of the available units of the buckets that exist so that {@code takers} share them evenly
+   * ({@link #share}) and every other bucket holds none. The deltas of the buckets that exist, plus the
+   * shares of takers that do not (W10 creates them), sum to nothing: no unit is made or lost.
+   */
+  static SortedMap<Integer, StockChanges.Delta> moves(SplitStock whole, List<Integer> takers) {
     long available = available(whole);
     SortedMap<Integer, StockChanges.Delta> moves = new TreeMap<>();
     for (int b = 0; b < whole.kept(); b++) {
       Optional<StockChanges.Read> bucket = whole.bucket(b);
       if (bucket.isEmpty()) {
-        if (b < count) {
-          return new TreeMap<>(); // a bucket W10 created is gone: nothing moves until it exists again
-        }
         continue;
       }
-      long delta = share(available, count, b) - bucket.get().stock().available();
+      long delta = share(available, takers, b) - bucket.get().stock().available();
       if (delta != 0) {
         moves.put(b, new StockChanges.Delta(delta, 0));
       }
@@ -245,9 +253,10 @@ public final class StockBuckets {
     return whole.buckets().stream().flatMap(Optional::stream).mapToLong(r -> r.stock().available()).sum();
   }
 
-  /** Bucket {@code b}'s even share of {@code available} units over {@code count} buckets; none above them. */
-  static long share(long available, int count, int b) {
-    return b < count ? available / count + (b < available % count ? 1 : 0) : 0;
+  /** Bucket {@code b}'s even share of {@code available} units over {@code takers}; none when it is not one. */
+  static long share(long available, List<Integer> takers, int b) {
+    int i = takers.indexOf(b);
+    return i < 0 ? 0 : available / takers.size() + (i < available % takers.size() ? 1 : 0);
   }
 
   /**
@@ -257,6 +266,7 @@ public final class StockBuckets {
   private List<TransactWriteItem> drainedBuckets(SplitStock whole) {
     ProductInventory record = whole.record().stock();
     int newKept = whole.kept();
+    // Never below the count: with the count read as a condition below, a raise meanwhile stops the drop.
     while (newKept > Math.max(1, whole.active())
         && whole.bucket(newKept - 1).map(r -> r.stock().quantity() == 0).orElse(true)) {
       newKept--;
@@ -265,11 +275,11 @@ public final class StockBuckets {
       return List.of();
     }
     List<TransactWriteItem> items = new ArrayList<>();
-    Map<String, String> names = new HashMap<>(Map.of("#bk", BUCKETS_KEPT));
-    Map<String, AttributeValue> values = new HashMap<>(Map.of(":kept", AttributeValue.fromN(Integer.toString(whole.kept()))));
+    Map<String, String> names = new HashMap<>(Map.of("#bk", BUCKETS_KEPT, "#bc", BUCKET_COUNT));
+    Map<String, AttributeValue> values = new HashMap<>(Map.of(":kept", AttributeValue.fromN(Integer.toString(whole.kept())),
+        ":count", AttributeValue.fromN(Integer.toString(whole.active()))));
     String update;
     if (newKept == 1) {
-      names.put("#bc", BUCKET_COUNT);
       update = "REMOVE #bk, #bc"; // one bucket again: the record is plain stock
     } else {
       values.put(":now_kept", AttributeValue.fromN(Integer.toString(newKept)));
@@ -277,7 +287,7 @@ public final class StockBuckets {
     }
     TableKey recordKey = InventoryKeys.stock(record.productId(), record.warehouseId());
     items.add(TransactWriteItem.builder().update(u -> u.tableName(store.table()).key(recordKey.attributes())
-        .updateExpression(update).conditionExpression("#bk = :kept")
+        .updateExpression(update).conditionExpression("#bk = :kept AND #bc = :count")
         .expressionAttributeNames(names).expressionAttributeValues(values)).build());
     for (int b = newKept; b < whole.kept(); b++) {
       Optional<StockChanges.Read> bucket = whole.bucket(b);

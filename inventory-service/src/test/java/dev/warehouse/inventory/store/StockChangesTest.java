@@ -233,11 +233,29 @@ class StockChangesTest {
   @Test
   void movesEvenTheUnitsOverTheActiveBuckets_andDrainTheOthers() {
     SplitStock whole = new SplitStock(split(9, 0, 1, 4).buckets(), 3);
+    assertThat(StockBuckets.moves(whole).values().stream().mapToLong(StockChanges.Delta::quantity).sum()).isZero();
     assertThat(StockBuckets.moves(whole)).containsExactly(
         java.util.Map.entry(0, new StockChanges.Delta(-4, 0)), java.util.Map.entry(1, new StockChanges.Delta(5, 0)),
         java.util.Map.entry(2, new StockChanges.Delta(3, 0)), java.util.Map.entry(3, new StockChanges.Delta(-4, 0)));
     assertThat(StockBuckets.takes(whole, 12)).extracting(t -> t.bucket() + ":" + t.quantity())
         .as("most available first").containsExactly("0:9", "3:3");
+  }
+
+  @Test
+  void movesNeverMakeOrLoseAUnit_evenWhenTheCountNamesBucketsThatNoLongerExist() {
+    // A drop of drained buckets raced a raise: the count says 6, only buckets 0 and 1 exist. Moving each
+    // one's sixth of the units out of them, with nowhere to go, would lose two thirds of them.
+    SplitStock whole = new SplitStock(split(9, 3).buckets(), 6);
+    java.util.SortedMap<Integer, StockChanges.Delta> moves = StockBuckets.moves(whole);
+    assertThat(moves.values().stream().mapToLong(StockChanges.Delta::quantity).sum()).isZero();
+    assertThat(moves).containsExactly(java.util.Map.entry(0, new StockChanges.Delta(-3, 0)),
+        java.util.Map.entry(1, new StockChanges.Delta(3, 0)));
+    // W10 raising it to 4 shares them with the buckets it creates: what leaves 0 and 1 is what they get.
+    List<Integer> takers = StockBuckets.takers(whole, 4, true);
+    assertThat(takers).containsExactly(0, 1, 2, 3);
+    long created = StockBuckets.share(12, takers, 2) + StockBuckets.share(12, takers, 3);
+    assertThat(StockBuckets.moves(whole, takers).values().stream().mapToLong(StockChanges.Delta::quantity).sum())
+        .isEqualTo(-created);
   }
 
   @Test
