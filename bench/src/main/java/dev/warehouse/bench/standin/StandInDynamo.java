@@ -49,7 +49,10 @@ import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
  * and DescribeTable, answered in microseconds. With the
  * emulator's milliseconds of jitter out of the way, the layer scenario can resolve what the service
  * and the gateway add to a DynamoDB call. The answers depend only on the route a request takes (the
- * key prefix and the index), not on the key's value: this measures layers, not a store.
+ * key prefix and the index), not on the key's value: this measures layers, not a store. Its writes are
+ * held to DynamoDB's 1,000 write units a second per partition key ({@link KeyThroughput}): past them a
+ * transaction is cancelled with {@code ThrottlingError} on its hot items, and a single write answers
+ * {@code ThrottlingException}, as DynamoDB does, so one hot item tops out here where it would there.
  */
 public final class StandInDynamo implements AutoCloseable {
 
@@ -68,6 +71,7 @@ public final class StandInDynamo implements AutoCloseable {
   private final byte[] ordersOfCustomer;
   private final byte[] tableActive;
   private final byte[] noItems;
+  private final KeyThroughput writes = new KeyThroughput(KeyThroughput.DYNAMODB_WRITE_UNITS);
 
   private StandInDynamo(String table) throws InterruptedException {
     Order placed = order(0);
@@ -108,8 +112,11 @@ public final class StandInDynamo implements AutoCloseable {
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest request) {
       String target = String.valueOf(request.headers().get("X-Amz-Target"));
-      byte[] answer = answer(target.substring(target.indexOf('.') + 1), request.content().toString(StandardCharsets.UTF_8));
-      HttpResponseStatus status = HttpResponseStatus.OK;
+      String operation = target.substring(target.indexOf('.') + 1);
+      String body = request.content().toString(StandardCharsets.UTF_8);
+      byte[] answer = throttled(operation, body);
+      HttpResponseStatus status = answer == null ? HttpResponseStatus.OK : HttpResponseStatus.BAD_REQUEST;
+      answer = answer != null ? answer : answer(operation, body);
       if (answer == null) {
         status = HttpResponseStatus.BAD_REQUEST;
         answer = bytes("{\"__type\":\"com.amazonaws.dynamodb.v20120810#ValidationException\","
@@ -140,6 +147,43 @@ public final class StandInDynamo implements AutoCloseable {
       case "DescribeTable" -> tableActive;
       default -> null;
     };
+  }
+
+  /**
+   * DynamoDB's answer to a write past its keys' units (null: served): a transaction's items take two units
+   * each from their partition keys, a PutItem or UpdateItem one.
+   */
+  private byte[] throttled(String operation, String body) {
+    boolean transaction = operation.equals("TransactWriteItems");
+    if (!transaction && !operation.equals("PutItem") && !operation.equals("UpdateItem")) {
+      return null;
+    }
+    List<String> keys = partitionKeys(body);
+    java.util.Set<String> hot = writes.take(keys, transaction ? 2 : 1, System.nanoTime());
+    if (hot.isEmpty()) {
+      return null;
+    }
+    if (!transaction) {
+      return bytes("{\"__type\":\"com.amazonaws.dynamodb.v20120810#ThrottlingException\","
+          + "\"message\":\"Throughput exceeds the current throughput limit for one partition key of your table\"}");
+    }
+    List<String> reasons = keys.stream().map(k -> hot.contains(k)
+        ? "{\"Code\":\"ThrottlingError\",\"Message\":\"Throughput exceeds the current capacity of your table or index.\"}"
+        : "{\"Code\":\"None\"}").toList();
+    return bytes("{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\","
+        + "\"Message\":\"Transaction cancelled, please refer cancellation reasons for specific reasons\","
+        + "\"CancellationReasons\":[" + String.join(",", reasons) + "]}");
+  }
+
+  /** The partition-key value of every item a write names, in order: {@code "PK":{"S":"..."}}, once per item. */
+  private static List<String> partitionKeys(String body) {
+    List<String> keys = new ArrayList<>();
+    String marker = "\"PK\":{\"S\":\"";
+    for (int at = body.indexOf(marker); at >= 0; at = body.indexOf(marker, at + 1)) {
+      int start = at + marker.length();
+      keys.add(body.substring(start, body.indexOf('"', start)));
+    }
+    return keys;
   }
 
   /** A BatchGetItem's answer: a stock record (1,000 units, nothing reserved) for every key it asks for. */
