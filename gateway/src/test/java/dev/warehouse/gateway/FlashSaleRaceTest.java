@@ -3,7 +3,6 @@ package dev.warehouse.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.rpc.PreconditionFailure;
-import com.google.rpc.RetryInfo;
 import dev.warehouse.inventory.audit.InventoryAudit;
 import dev.warehouse.inventory.store.LowStockShards;
 import dev.warehouse.inventory.v1.ProductInventory;
@@ -75,14 +74,7 @@ class FlashSaleRaceTest {
     });
     assertThat(stack.stockOf(product).getReserved()).as("no unit sold twice").isEqualTo(BUYERS);
 
-    assertThat(answers).allSatisfy(answer -> {
-      assertThat(answer.getStatus().getCode()).as(String.valueOf(answer))
-          .isIn(Status.Code.RESOURCE_EXHAUSTED, Status.Code.FAILED_PRECONDITION, Status.Code.ABORTED);
-      if (answer.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED) {
-        assertThat(StatusProto.fromThrowable(answer).getDetailsList()).as("a RetryInfo in " + answer)
-            .anyMatch(detail -> detail.is(RetryInfo.class));
-      }
-    });
+    StockRace.assertThrottlesCarryRetryInfo(answers);
     AuditChecks.Run audit = AuditChecks.run(InventoryAudit.command(LowStockShards.DECLARED),
         AuditChecks.config(stack.table(), MotoServer.endpoint(), Duration.ofSeconds(10)), "--pages-per-second", "500");
     assertThat(audit.status()).as("the consistency audit: %s", audit.output()).isZero();

@@ -149,6 +149,22 @@ final class StockRace implements AutoCloseable {
     };
   }
 
+  /**
+   * Asserts that every answer a buyer got on the way is a refusal of the race (RESOURCE_EXHAUSTED,
+   * FAILED_PRECONDITION or ABORTED), never INTERNAL or UNAVAILABLE, and that each RESOURCE_EXHAUSTED says
+   * when to retry (a RetryInfo).
+   */
+  static void assertThrottlesCarryRetryInfo(java.util.Queue<io.grpc.StatusRuntimeException> answers) {
+    org.assertj.core.api.Assertions.assertThat(answers).allSatisfy(answer -> {
+      org.assertj.core.api.Assertions.assertThat(answer.getStatus().getCode()).as(String.valueOf(answer))
+          .isIn(io.grpc.Status.Code.RESOURCE_EXHAUSTED, io.grpc.Status.Code.FAILED_PRECONDITION, io.grpc.Status.Code.ABORTED);
+      if (answer.getStatus().getCode() == io.grpc.Status.Code.RESOURCE_EXHAUSTED) {
+        org.assertj.core.api.Assertions.assertThat(io.grpc.protobuf.StatusProto.fromThrowable(answer).getDetailsList())
+            .as("a RetryInfo in " + answer).anyMatch(detail -> detail.is(com.google.rpc.RetryInfo.class));
+      }
+    });
+  }
+
   /** One buyer: the order it ended with, or the failure it gave up on. */
   @FunctionalInterface
   interface Buyer {

@@ -2,13 +2,11 @@ package dev.warehouse.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.google.rpc.RetryInfo;
 import dev.warehouse.inventory.v1.ProductInventory;
 import dev.warehouse.order.v1.Order;
 import dev.warehouse.testing.MetricsScrape;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.protobuf.StatusProto;
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
@@ -59,14 +57,7 @@ class ThrottledStockRaceTest {
     assertThat(outcomes).filteredOn(o -> o instanceof Order).hasSize(UNITS);
     assertThat(outcomes).filteredOn(o -> !(o instanceof Order)).hasSize(BUYERS - UNITS).allSatisfy(o ->
         assertThat(Status.fromThrowable((Throwable) o).getCode()).as(String.valueOf(o)).isEqualTo(Status.Code.FAILED_PRECONDITION));
-    assertThat(answers).allSatisfy(answer -> {
-      assertThat(answer.getStatus().getCode()).as(String.valueOf(answer))
-          .isIn(Status.Code.RESOURCE_EXHAUSTED, Status.Code.FAILED_PRECONDITION, Status.Code.ABORTED);
-      if (answer.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED) {
-        assertThat(StatusProto.fromThrowable(answer).getDetailsList()).as("a RetryInfo in " + answer)
-            .anyMatch(detail -> detail.is(RetryInfo.class));
-      }
-    });
+    StockRace.assertThrottlesCarryRetryInfo(answers);
     ProductInventory stock = stack.stockOf(product);
     assertThat(stock.getReserved()).isEqualTo(UNITS);
     assertThat(stock.getAvailable()).isZero();
