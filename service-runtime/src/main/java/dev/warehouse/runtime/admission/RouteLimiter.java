@@ -192,8 +192,20 @@ public final class RouteLimiter {
    * one back, in a drain loop that one thread runs at a time ({@code handing}), so that a waiter whose call
    * ends at once, giving its slot straight back, does not recurse into the next hand-over.
    */
+  /**
+   * CoDel's rule for the wait: once a route's queue has stood, its oldest call waiting past this target,
+   * for {@link #STANDING_INTERVAL} on end, a call that arrives waits at most this long. A burst that drains
+   * (a cold stack's first calls, all queued at once) keeps the whole wait; a flood, whose queue never drains,
+   * is refused after the target instead of piling calls up for the whole wait in front of the store.
+   */
+  static final Duration STANDING_TARGET = Duration.ofMillis(100);
+  static final Duration STANDING_INTERVAL = Duration.ofSeconds(1);
+  private static final long NOT_STANDING = Long.MIN_VALUE;
+
   private final class RouteSlots {
     private final SimpleLimiter<Void> limiter;
+    /** Since when the queue has stood (its oldest call waiting past the target); NOT_STANDING. Guarded by this. */
+    private long standingSince = NOT_STANDING;
     /** Guarded by {@code this}. */
     private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
     private final AtomicInteger handing = new AtomicInteger();
@@ -243,16 +255,20 @@ public final class RouteLimiter {
             return CompletableFuture.completedFuture(returning(slot.get()));
           }
         }
-        if (waitNanos <= 0 || waiters.size() >= config.maxQueue()) {
+        long now = nanoClock.getAsLong();
+        noteStanding(now);
+        long wait = standingSince != NOT_STANDING && now - standingSince >= STANDING_INTERVAL.toNanos()
+            ? Math.min(waitNanos, STANDING_TARGET.toNanos()) : waitNanos;
+        if (wait <= 0 || waiters.size() >= config.maxQueue()) {
           rejected.increment();
           return CompletableFuture.failedFuture(refusal.get());
         }
-        waiter = new Waiter(nanoClock.getAsLong(), waitNanos);
+        waiter = new Waiter(now, wait);
         waiters.addLast(waiter);
         waiting = waiters.size();
       }
       // Outside the lock: a timer that runs the task at once must not find the lock held.
-      waiter.timeout = timer.schedule(() -> giveUp(waiter, refusal), waitNanos, TimeUnit.NANOSECONDS);
+      waiter.timeout = timer.schedule(() -> giveUp(waiter, refusal), waiter.waitNanos, TimeUnit.NANOSECONDS);
       handOff(); // a slot given back between the check and the queueing
       return waiter;
     }
@@ -289,6 +305,7 @@ public final class RouteLimiter {
             slot = taken.get();
             next = nextWaiter();
             waiting = waiters.size();
+            noteStanding(nanoClock.getAsLong());
           }
           if (next.timeout != null) {
             next.timeout.cancel(false);
@@ -299,6 +316,16 @@ public final class RouteLimiter {
           }
         }
       } while (handing.decrementAndGet() != 0);
+    }
+
+    /** Notes whether the queue stands now: its oldest call has waited past the target (since then, at the latest). */
+    private void noteStanding(long now) {
+      Waiter oldest = waiters.peekFirst();
+      if (oldest == null || now - oldest.since < STANDING_TARGET.toNanos()) {
+        standingSince = NOT_STANDING;
+      } else if (standingSince == NOT_STANDING) {
+        standingSince = oldest.since + STANDING_TARGET.toNanos();
+      }
     }
 
     /**

@@ -158,6 +158,25 @@ class RouteLimiterTest {
   }
 
   @Test
+  void aBurstQueuedAtOnce_keepsTheWholeWait_butOnceTheQueueHasStoodANewCallWaitsOnlyTheTarget() {
+    RouteLimiter limiter = twoSlots(AdmissionConfig.fixed(1), new SimpleMeterRegistry());
+    admit(limiter, NO_DEADLINE).join();
+    List<CompletableFuture<Limiter.Listener>> burst = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      burst.add(admit(limiter, NO_DEADLINE));
+    }
+    // The queue has stood since its oldest passed the target (0.1 s); a second on, it has stood long enough.
+    timer.advance(RouteLimiter.STANDING_TARGET.plus(RouteLimiter.STANDING_INTERVAL).minusMillis(1));
+    CompletableFuture<Limiter.Listener> early = admit(limiter, NO_DEADLINE);
+    timer.advance(Duration.ofMillis(1));
+    CompletableFuture<Limiter.Listener> late = admit(limiter, NO_DEADLINE);
+    timer.advance(RouteLimiter.STANDING_TARGET);
+    assertThat(late).as("arrived into a queue that had stood: refused after the target").isCompletedExceptionally();
+    assertThat(early).as("arrived a moment before: the whole wait").isNotDone();
+    assertThat(burst).as("queued at once: the whole wait").allSatisfy(call -> assertThat(call).isNotDone());
+  }
+
+  @Test
   void callsThatGiveTheirSlotStraightBack_handOverWithoutRecursing() {
     RouteLimiter limiter = twoSlots(new AdmissionConfig(Optional.of(1), 1, 1, AdmissionConfig.DEFAULT_RETRY_AFTER,
         AdmissionConfig.DEFAULT_MAX_WAIT, 100_000, AdmissionConfig.SERVICE_MAX_STREAMS), new SimpleMeterRegistry());
