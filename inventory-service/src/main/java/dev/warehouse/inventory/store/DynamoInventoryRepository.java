@@ -293,7 +293,12 @@ public final class DynamoInventoryRepository implements InventoryRepository {
           return store.transact("SetStockBuckets", route, items, failed -> false)
               .thenApply(ok -> whole.sum().withBucketCount(count))
               .exceptionallyCompose(failure -> {
-                requireConcurrentChange(Failures.cause(failure), round, whole.sum());
+                Throwable cause = Failures.cause(failure);
+                // Conflicts that outlasted the data layer's attempts wrote nothing either: read and try again.
+                boolean conflicted = cause instanceof AbortedException aborted && aborted.reason().equals("TRANSACTION_CONFLICT");
+                if (!conflicted || round >= ROUNDS) {
+                  requireConcurrentChange(cause, round, whole.sum());
+                }
                 return setBucketsRound(productId, warehouseId, count, now, round + 1);
               });
         });
