@@ -2,6 +2,7 @@ package dev.warehouse.inventory;
 
 import dev.warehouse.inventory.grpc.ReservationGrpcEndpoint;
 import dev.warehouse.inventory.store.LowStockShards;
+import dev.warehouse.inventory.store.StockBuckets;
 import dev.warehouse.runtime.env.EnvReader;
 import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.routing.Route;
@@ -44,7 +45,7 @@ public record InventorySettings(LowStockShards shards, Duration hold, Duration s
    * 2 minutes (docs/behaviour.md, crashes).
    */
   public static final InventorySettings DEFAULT = new InventorySettings(LowStockShards.DECLARED, Duration.ofSeconds(60),
-      Duration.ofSeconds(10), TrustedPeers.of(List.of(ORDER_SERVICE_IDENTITY)), Duration.ofMillis(20), 500);
+      Duration.ofSeconds(10), TrustedPeers.of(List.of(ORDER_SERVICE_IDENTITY)), StockBuckets.DEFAULT_REBALANCE_DELAY, 500);
 
   /**
    * Reads the settings, each absent one its default.

@@ -61,8 +61,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
 
   /** With buckets of its own: for tests and tools that run one repository. */
   public DynamoInventoryRepository(DynamoStore store, LowStockShards lowStock) {
-    this(store, lowStock, new StockBuckets(store, new StockChanges(store.table(), lowStock), java.time.Clock.systemUTC(),
-        java.time.Duration.ofMillis(20)));
+    this(store, lowStock, StockBuckets.standalone(store, lowStock));
   }
 
   public DynamoInventoryRepository(DynamoStore store, LowStockShards lowStock, StockBuckets buckets) {

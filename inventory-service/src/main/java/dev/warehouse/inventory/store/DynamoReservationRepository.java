@@ -63,8 +63,7 @@ public final class DynamoReservationRepository implements ReservationRepository 
 
   /** With buckets of its own: for tests and tools that run one repository. */
   public DynamoReservationRepository(DynamoStore store, LowStockShards lowStock) {
-    this(store, lowStock, new StockBuckets(store, new StockChanges(store.table(), lowStock), java.time.Clock.systemUTC(),
-        java.time.Duration.ofMillis(20)));
+    this(store, lowStock, StockBuckets.standalone(store, lowStock));
   }
 
   public DynamoReservationRepository(DynamoStore store, LowStockShards lowStock, StockBuckets buckets) {
@@ -146,8 +145,7 @@ public final class DynamoReservationRepository implements ReservationRepository 
       Optional<Map<String, AttributeValue>> item = Optional.ofNullable(records.get(keys.get(i)));
       if (bucket == 0) {
         lines.add(buckets.whole(InventoryKeys.RESERVE_STOCK, line.productId(), line.warehouseId(), item)
-            .thenCompose(whole -> lineHold(line, whole.orElseThrow(
-                () -> InventoryService.inventoryNotFound(line.productId(), line.warehouseId())), now)));
+            .thenApply(whole -> lineHold(line, whole, now)));
         continue;
       }
       Optional<TransactWriteItem> fast = item.map(StockChanges.Read::of)
@@ -157,8 +155,7 @@ public final class DynamoReservationRepository implements ReservationRepository 
           ? CompletableFuture.completedFuture(new LineHold(line.takenFrom(List.of(new ReservationLine.Take(bucket, line.quantity()))),
               List.of(fast.get()), Optional.empty()))
           : buckets.snapshot(InventoryKeys.RESERVE_STOCK, line.productId(), line.warehouseId())
-              .thenCompose(whole -> lineHold(line, whole.orElseThrow(
-                  () -> InventoryService.inventoryNotFound(line.productId(), line.warehouseId())), now)));
+              .thenApply(whole -> lineHold(line, whole, now)));
     }
     return CompletableFuture.allOf(lines.toArray(CompletableFuture[]::new)).thenApply(done -> {
       List<OutOfStockException.Shortage> shortLines = new ArrayList<>();
@@ -190,12 +187,13 @@ public final class DynamoReservationRepository implements ReservationRepository 
   /** One line's part of a hold: the line with its takes and its items, or its shortage. */
   private record LineHold(ReservationLine line, List<TransactWriteItem> items, Optional<OutOfStockException.Shortage> shortage) {}
 
-  /** A line held from its whole stock (the record, or a split stock's snapshot). */
-  private CompletableFuture<LineHold> lineHold(ReservationLine line, SplitStock whole, Instant now) {
+  /** A line held from its whole stock (the record, or a split stock's snapshot; NOT_FOUND when there is none). */
+  private LineHold lineHold(ReservationLine line, Optional<SplitStock> found, Instant now) {
+    SplitStock whole = found.orElseThrow(() -> InventoryService.inventoryNotFound(line.productId(), line.warehouseId()));
     long available = whole.sum().available();
     if (available < line.quantity()) {
-      return CompletableFuture.completedFuture(new LineHold(line, List.of(), Optional.of(
-          new OutOfStockException.Shortage(line.productId(), line.warehouseId(), line.quantity(), available))));
+      return new LineHold(line, List.of(), Optional.of(
+          new OutOfStockException.Shortage(line.productId(), line.warehouseId(), line.quantity(), available)));
     }
     List<ReservationLine.Take> takes = StockBuckets.takes(whole, line.quantity());
     SortedMap<Integer, StockChanges.Delta> deltas = new TreeMap<>();
@@ -203,7 +201,7 @@ public final class DynamoReservationRepository implements ReservationRepository 
     if (whole.split()) {
       buckets.rebalanceSoon(line.productId(), line.warehouseId()); // its first bucket was short: even them out
     }
-    return CompletableFuture.completedFuture(new LineHold(line.takenFrom(takes), changes.change(whole, deltas, now), Optional.empty()));
+    return new LineHold(line.takenFrom(takes), changes.change(whole, deltas, now), Optional.empty());
   }
 
   /**

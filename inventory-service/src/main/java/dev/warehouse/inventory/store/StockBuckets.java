@@ -40,6 +40,8 @@ import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
  */
 public final class StockBuckets {
 
+  /** How long after a change asks for it a rebalance starts, unless configured ({@code STOCK_REBALANCE_DELAY_MS}). */
+  public static final Duration DEFAULT_REBALANCE_DELAY = Duration.ofMillis(20);
   /** Rounds of one rebalance (moves, then deletions of drained buckets) before it waits for the next ask. */
   static final int REBALANCE_ROUNDS = 4;
 
@@ -62,6 +64,15 @@ public final class StockBuckets {
     this.changes = changes;
     this.clock = clock;
     this.rebalanceDelay = rebalanceDelay;
+  }
+
+  /**
+   * Buckets for one repository on its own (tests, tools): the system clock and the default rebalance delay.
+   * A service shares one between both repositories ({@code InventoryMain}).
+   */
+  static StockBuckets standalone(DynamoStore store, LowStockShards lowStock) {
+    return new StockBuckets(store, new StockChanges(store.table(), lowStock), Clock.systemUTC(),
+        DEFAULT_REBALANCE_DELAY);
   }
 
   private static String key(String productId, String warehouseId) {
