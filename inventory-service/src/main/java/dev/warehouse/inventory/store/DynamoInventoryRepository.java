@@ -199,18 +199,23 @@ public final class DynamoInventoryRepository implements InventoryRepository {
         });
   }
 
-  /** A Put of {@code item} over the bucket as {@code current} was read (or where there is none). */
+  /**
+   * A Put of {@code item} over the bucket as {@code current} was read (or where there is none), its write
+   * counted on from the one read.
+   */
   private TransactWriteItem replacing(Map<String, AttributeValue> item, Optional<StockChanges.Read> current) {
     Map<String, AttributeValue> values = new HashMap<>();
     String condition = current.isPresent() ? StockChanges.asRead(current.get(), values) : "attribute_not_exists(#pk)";
     Map<String, String> names = current.isPresent()
         ? current.get().storesAvailable()
-            ? Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", InventoryItems.RESERVED)
-            : Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#av", InventoryItems.AVAILABLE)
+            ? Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", InventoryItems.RESERVED, "#ver", InventoryItems.VERSION)
+            : Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#av", InventoryItems.AVAILABLE, "#ver", InventoryItems.VERSION)
         : Map.of("#pk", PK);
+    Map<String, AttributeValue> counted = new HashMap<>(item);
+    counted.put(InventoryItems.VERSION, AttributeValue.fromN(Long.toString(current.map(StockChanges.Read::version).orElse(0L) + 1)));
     return TransactWriteItem.builder().put(p -> p
         .tableName(store.table())
-        .item(item)
+        .item(counted)
         .conditionExpression(condition)
         .expressionAttributeNames(names)
         .expressionAttributeValues(values.isEmpty() ? null : values))
@@ -247,7 +252,7 @@ public final class DynamoInventoryRepository implements InventoryRepository {
           }
           int kept = Math.max(whole.kept(), count);
           ProductInventory record = whole.record().stock();
-          Map<String, String> names = Map.of("#bc", InventoryItems.BUCKET_COUNT, "#bk", InventoryItems.BUCKETS_KEPT);
+          Map<String, String> names = new HashMap<>(Map.of("#bc", InventoryItems.BUCKET_COUNT, "#bk", InventoryItems.BUCKETS_KEPT));
           Map<String, AttributeValue> values = new HashMap<>(Map.of(
               ":count", AttributeValue.fromN(Integer.toString(count)), ":kept", AttributeValue.fromN(Integer.toString(kept))));
           String condition;
@@ -268,8 +273,9 @@ public final class DynamoInventoryRepository implements InventoryRepository {
             at = TableKey.of(items.get(i).update().key()).equals(recordKey) ? i : at;
           }
           if (at < 0) {
+            StockChanges.countWrite(names, values);
             items.add(0, TransactWriteItem.builder().update(u -> u.tableName(store.table()).key(recordKey.attributes())
-                .updateExpression("SET #bc = :count, #bk = :kept").conditionExpression(condition)
+                .updateExpression("SET #bc = :count, #bk = :kept, " + StockChanges.COUNT_WRITE).conditionExpression(condition)
                 .expressionAttributeNames(names).expressionAttributeValues(values)).build());
           } else {
             software.amazon.awssdk.services.dynamodb.model.Update move = items.get(at).update();

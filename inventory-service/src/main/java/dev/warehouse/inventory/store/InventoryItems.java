@@ -24,6 +24,11 @@ public final class InventoryItems {
   static final String REORDER_POINT = "reorder_point";
   static final String DELTA = "delta";
   static final String UPDATE_TIME = "update_time";
+  /**
+   * A stock item's write count: every write of its units adds one, so a condition on it fails after any
+   * write since the read. The update time cannot serve: two processes can write in the same millisecond.
+   */
+  static final String VERSION = "version";
   static final String CREATE_TIME = "create_time";
   /** On the stock record of a split product: the buckets holds take from (N), and those that exist (K >= N). */
   static final String BUCKET_COUNT = "bucket_count";
@@ -144,5 +149,11 @@ public final class InventoryItems {
    */
   public static boolean storesAvailable(Map<String, AttributeValue> attrs) {
     return attrs.containsKey(AVAILABLE) && attrs.containsKey(RESERVED);
+  }
+
+  /** A stock item's write count ({@link #VERSION}): 0 for an item written before it was counted. */
+  static long version(Map<String, AttributeValue> attrs) {
+    AttributeValue version = attrs.get(VERSION);
+    return version == null ? 0 : Long.parseLong(version.n());
   }
 }

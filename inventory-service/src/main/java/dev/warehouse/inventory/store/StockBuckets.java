@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntUnaryOperator;
 import java.util.stream.IntStream;
 import software.amazon.awssdk.services.dynamodb.model.AttributeValue;
 import software.amazon.awssdk.services.dynamodb.model.TransactWriteItem;
@@ -49,6 +50,7 @@ public final class StockBuckets {
   private final StockChanges changes;
   private final Clock clock;
   private final Duration rebalanceDelay;
+  private final IntUnaryOperator chooser;
   private final Map<String, Integer> active = new ConcurrentHashMap<>();
   private final Map<String, Integer> kept = new ConcurrentHashMap<>();
   private final Map<String, Boolean> rebalancing = new ConcurrentHashMap<>();
@@ -60,10 +62,20 @@ public final class StockBuckets {
    *                       ask once ({@code STOCK_REBALANCE_DELAY_MS})
    */
   public StockBuckets(DynamoStore store, StockChanges changes, Clock clock, Duration rebalanceDelay) {
+    this(store, changes, clock, rebalanceDelay, n -> ThreadLocalRandom.current().nextInt(n));
+  }
+
+  /**
+   * @param chooser the bucket a change reads first, given N: uniform at random in service; seeded where a
+   *                test replays a schedule
+   */
+  public StockBuckets(DynamoStore store, StockChanges changes, Clock clock, Duration rebalanceDelay,
+      IntUnaryOperator chooser) {
     this.store = store;
     this.changes = changes;
     this.clock = clock;
     this.rebalanceDelay = rebalanceDelay;
+    this.chooser = chooser;
   }
 
   /**
@@ -82,7 +94,7 @@ public final class StockBuckets {
   /** The bucket a change of this stock reads first: one of the N at random (0 while it is not known to be split). */
   public int choose(String productId, String warehouseId) {
     int n = active.getOrDefault(key(productId, warehouseId), 1);
-    return n == 1 ? 0 : ThreadLocalRandom.current().nextInt(n);
+    return n == 1 ? 0 : chooser.applyAsInt(n);
   }
 
   /** Counts a hold of this stock, for {@link #busiestSince()}. */
@@ -289,12 +301,13 @@ public final class StockBuckets {
     Map<String, String> names = new HashMap<>(Map.of("#bk", BUCKETS_KEPT, "#bc", BUCKET_COUNT));
     Map<String, AttributeValue> values = new HashMap<>(Map.of(":kept", AttributeValue.fromN(Integer.toString(whole.kept())),
         ":count", AttributeValue.fromN(Integer.toString(whole.active()))));
+    StockChanges.countWrite(names, values);
     String update;
     if (newKept == 1) {
-      update = "REMOVE #bk, #bc"; // one bucket again: the record is plain stock
+      update = "SET " + StockChanges.COUNT_WRITE + " REMOVE #bk, #bc"; // one bucket again: the record is plain stock
     } else {
       values.put(":now_kept", AttributeValue.fromN(Integer.toString(newKept)));
-      update = "SET #bk = :now_kept";
+      update = "SET #bk = :now_kept, " + StockChanges.COUNT_WRITE;
     }
     TableKey recordKey = InventoryKeys.stock(record.productId(), record.warehouseId());
     items.add(TransactWriteItem.builder().update(u -> u.tableName(store.table()).key(recordKey.attributes())

@@ -5,6 +5,7 @@ import static dev.warehouse.inventory.store.InventoryItems.QUANTITY;
 import static dev.warehouse.inventory.store.InventoryItems.REORDER_POINT;
 import static dev.warehouse.inventory.store.InventoryItems.RESERVED;
 import static dev.warehouse.inventory.store.InventoryItems.UPDATE_TIME;
+import static dev.warehouse.inventory.store.InventoryItems.VERSION;
 import static dev.warehouse.runtime.dynamo.SingleTable.PK;
 
 import dev.warehouse.inventory.domain.ProductInventory;
@@ -40,12 +41,30 @@ public final class StockChanges {
     this.lowStock = lowStock;
   }
 
-  /** A stock record as read, and whether it stores {@code reserved} and {@code available}. */
-  public record Read(ProductInventory stock, boolean storesAvailable) {
+  /**
+   * A stock record as read, whether it stores {@code reserved} and {@code available}, and its write count
+   * ({@link InventoryItems#VERSION}, 0 before it was counted).
+   */
+  public record Read(ProductInventory stock, boolean storesAvailable, long version) {
+
+    public Read(ProductInventory stock, boolean storesAvailable) {
+      this(stock, storesAvailable, 0);
+    }
 
     public static Read of(Map<String, AttributeValue> item) {
-      return new Read(InventoryItems.toProductInventory(item), InventoryItems.storesAvailable(item));
+      return new Read(InventoryItems.toProductInventory(item), InventoryItems.storesAvailable(item),
+          InventoryItems.version(item));
     }
+  }
+
+  /** The SET action that counts a write of a stock item (uses {@code #ver}, {@code :zero}, {@code :one}). */
+  static final String COUNT_WRITE = "#ver = if_not_exists(#ver, :zero) + :one";
+
+  /** Adds what {@link #COUNT_WRITE} uses. */
+  static void countWrite(Map<String, String> names, Map<String, AttributeValue> values) {
+    names.put("#ver", VERSION);
+    values.put(":zero", AttributeValue.fromN("0"));
+    values.put(":one", AttributeValue.fromN("1"));
   }
 
   /** A change of one bucket: units on hand and units reserved (available moves by their difference). */
@@ -121,6 +140,8 @@ public final class StockChanges {
     addTo(sets, values, "#rs", ":dr", delta.reserved());
     addTo(sets, values, "#av", ":da", availableDelta);
     sets.add("#ut = :now");
+    sets.add(COUNT_WRITE);
+    countWrite(names, values);
     String update = "SET " + String.join(", ", sets);
     long lowest = before.reorderPoint() + 1 + Math.max(0, -availableDelta);
     values.put(":lowest", AttributeValue.fromN(Long.toString(lowest)));
@@ -161,16 +182,18 @@ public final class StockChanges {
 
   /** The update that sets bucket {@code bucket} to its values read, changed by {@code delta}, only as read. */
   private TransactWriteItem setAsRead(int bucket, Read read, Delta delta, Instant now) {
-    Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", RESERVED, "#av", AVAILABLE));
+    Map<String, String> names = new HashMap<>(Map.of("#q", QUANTITY, "#ut", UPDATE_TIME, "#rs", RESERVED, "#av", AVAILABLE,
+        "#ver", VERSION));
     Map<String, AttributeValue> values = new HashMap<>();
     String condition = asRead(read, values);
+    countWrite(names, values);
     ProductInventory after = read.stock().changed(delta.quantity(), delta.reserved(), now);
     values.put(":now", AttributeValue.fromS(now.toString()));
     values.put(":q_after", AttributeValue.fromN(Long.toString(after.quantity())));
     values.put(":rs_after", AttributeValue.fromN(Long.toString(after.reserved())));
     values.put(":av_after", AttributeValue.fromN(Long.toString(after.available())));
-    return update(bucket, read.stock(), "SET #q = :q_after, #rs = :rs_after, #av = :av_after, #ut = :now", condition, names,
-        values);
+    return update(bucket, read.stock(), "SET #q = :q_after, #rs = :rs_after, #av = :av_after, #ut = :now, " + COUNT_WRITE,
+        condition, names, values);
   }
 
   private TransactWriteItem update(int bucket, ProductInventory before, String update, String condition,
@@ -210,17 +233,25 @@ public final class StockChanges {
 
   /**
    * The condition that the record is as {@code current} was read: the same quantity, reserved units
-   * (none stored, for a record from before reservations) and last write. Uses {@code #q}, {@code #ut},
-   * {@code #rs} and {@code #av}; adds its values to {@code values}.
+   * (none stored, for a record from before reservations), last write and write count (none, for a record
+   * from before it was counted). Uses {@code #q}, {@code #ut}, {@code #rs}, {@code #av} and {@code #ver};
+   * adds its values to {@code values}.
    */
   public static String asRead(Read current, Map<String, AttributeValue> values) {
     values.put(":before", AttributeValue.fromN(Long.toString(current.stock().quantity())));
     values.put(":read_at", AttributeValue.fromS(current.stock().updateTime().toString()));
+    String written;
+    if (current.version() == 0) {
+      written = "attribute_not_exists(#ver)";
+    } else {
+      written = "#ver = :ver_read";
+      values.put(":ver_read", AttributeValue.fromN(Long.toString(current.version())));
+    }
     if (!current.storesAvailable()) {
-      return "#q = :before AND #ut = :read_at AND attribute_not_exists(#av)";
+      return "#q = :before AND #ut = :read_at AND attribute_not_exists(#av) AND " + written;
     }
     values.put(":rs_before", AttributeValue.fromN(Long.toString(current.stock().reserved())));
-    return "#q = :before AND #ut = :read_at AND #rs = :rs_before";
+    return "#q = :before AND #ut = :read_at AND #rs = :rs_before AND " + written;
   }
 
   /**
