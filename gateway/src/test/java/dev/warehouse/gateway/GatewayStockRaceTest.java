@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * production wiring in-process, on the strict launcher with injected TransactionConflicts; buyers ask
  * again with the same request_id when an answer leaves the outcome open, as a careful client does. The
  * stack is cold (its limits at their first value, 20) and no buyer is refused for load: the burst waits
- * for slots. ({@code StockRaceIT} runs the same race against the jars while it kills instances.)
+ * for slots. ({@code StockRoundsIT} runs the same race against the jars while it kills instances.)
  */
 @Tag("integration")
 class GatewayStockRaceTest {

@@ -64,7 +64,8 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
  * Many rounds of the last units racing, each under one fault: per round a fresh product of
  * {@value #UNITS} units, {@value #BUYERS} careful buyers through the gateway (each asks again with the same
  * request_id until its order is decided), and at a random moment of the race one fault, taking the
- * kinds in turn: an inventory or an order instance SIGKILLed and started again on its ports, or frozen
+ * kinds in turn: an inventory or an order instance, or one of each at once, SIGKILLed and started again on
+ * its ports, or frozen
  * (SIGSTOP) for longer than the step grace and thawed. The jars run as processes, two instances of each
  * service and the gateway, on the strict launcher with injected TransactionConflicts.
  *
@@ -115,10 +116,13 @@ class StockRoundsIT {
 
   /** The faults, taken in turn. */
   enum Fault {
-    KILL_INVENTORY, KILL_ORDER, FREEZE_INVENTORY, FREEZE_ORDER;
+    KILL_INVENTORY, KILL_ORDER,
+    /** An instance of each service at once: both sides of the saga lose what they had in flight. */
+    KILL_BOTH,
+    FREEZE_INVENTORY, FREEZE_ORDER;
 
     boolean kill() {
-      return this == KILL_INVENTORY || this == KILL_ORDER;
+      return this == KILL_INVENTORY || this == KILL_ORDER || this == KILL_BOTH;
     }
   }
 
@@ -368,6 +372,11 @@ class StockRoundsIT {
     switch (fault) {
       case KILL_INVENTORY -> killAndRestart(inventories, index, INVENTORY_JAR, serviceEnv);
       case KILL_ORDER -> killAndRestart(orders, index, ORDER_JAR, orderEnv);
+      case KILL_BOTH -> {
+        inventories.get(index).kill();
+        killAndRestart(orders, index, ORDER_JAR, orderEnv);
+        killAndRestart(inventories, index, INVENTORY_JAR, serviceEnv);
+      }
       case FREEZE_INVENTORY -> freezeAndThaw(inventories.get(index));
       case FREEZE_ORDER -> freezeAndThaw(orders.get(index));
     }
