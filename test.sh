@@ -5,9 +5,10 @@
 #    python3's when it has them, else installed into .venv): the DynamoDB the tests talk to, the
 #    template's lint, and the launcher's tests;
 #  - buf (npm's @bufbuild/buf, pinned): the contracts' compatibility gate;
-#  - Prometheus (Debian's package): the end-to-end test checks the Grafana dashboard's queries and the
-#    alert rules on it; its promtool runs the alerts' unit tests (AlertRulesTest).
-#    Installed here when missing and we are root on a Debian-like machine;
+#  - Prometheus, Alertmanager and the blackbox exporter (Debian's packages): the end-to-end test checks the
+#    Grafana dashboard's queries and the alert rules on it; promtool runs the alerts' unit tests
+#    (AlertRulesTest), amtool and a real Alertmanager the routing (AlertmanagerTest), the exporter the
+#    front door's probe (BlackboxProbeTest). Installed here when missing and we are root on a Debian-like machine;
 #  - kubectl (1.21 or later): checked, not installed (see below).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -15,13 +16,23 @@ cd "$(dirname "$0")"
 # moto's server and cfn-lint at their pinned versions (tools/python-requirements.txt): the machine's, or .venv.
 source tools/python-env.sh
 
-if [ -z "${PROMETHEUS_BIN:-}" ] && ! command -v prometheus >/dev/null 2>&1; then
+missing=()
+if [ -z "${PROMETHEUS_BIN:-}" ] && ! command -v prometheus >/dev/null 2>&1; then missing+=(prometheus); fi
+if [ -z "${ALERTMANAGER_BIN:-}" ] && ! command -v prometheus-alertmanager >/dev/null 2>&1; then
+  missing+=(prometheus-alertmanager)
+fi
+if [ -z "${BLACKBOX_EXPORTER_BIN:-}" ] && ! command -v prometheus-blackbox-exporter >/dev/null 2>&1; then
+  missing+=(prometheus-blackbox-exporter)
+fi
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing prometheus (Debian package) for the dashboard and alert checks ..."
+    echo "installing ${missing[*]} (Debian packages) for the dashboard, alert and probe checks ..."
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+    # The packages' services are not started here (no init system runs them); the tests start their own.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
-    echo "prometheus is missing: apt-get install prometheus (or set PROMETHEUS_BIN)" >&2
+    echo "${missing[*]} missing: apt-get install ${missing[*]} (or set PROMETHEUS_BIN, ALERTMANAGER_BIN," \
+      "BLACKBOX_EXPORTER_BIN)" >&2
     exit 1
   fi
 fi

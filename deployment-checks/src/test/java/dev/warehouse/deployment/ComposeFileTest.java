@@ -88,7 +88,7 @@ class ComposeFileTest {
   void startsEveryPartOfTheSystem() {
     assertThat(services).containsOnlyKeys(
         "certs", "dev-tokens", "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "pushgateway",
-        "grafana");
+        "blackbox", "grafana");
     services.forEach((name, service) -> {
       Object image = service.get("image");
       assertThat(image).as(name + " image").isNotNull();
@@ -415,6 +415,10 @@ class ComposeFileTest {
     assertThat(config).contains("  - job_name: pushgateway\n    honor_labels: true\n    static_configs:\n"
         + "      - targets: [\"pushgateway:9091\"]\n");
     assertThat(list("pushgateway", "ports")).containsExactly("127.0.0.1:9094:9091");
+    // The front door's black-box probe: the gateway's client port, through the blackbox service.
+    assertThat(config).contains("      - targets: [\"gateway:" + env("gateway").get("GRPC_PORT") + "\"]\n")
+        .contains("        replacement: blackbox:9115\n");
+    assertThat(list("blackbox", "volumes")).containsExactly("./deploy/blackbox/blackbox.yml:/etc/blackbox/blackbox.yml:ro");
   }
 
   @Test

@@ -105,6 +105,8 @@ class KubernetesManifestsTest {
   /** The audits' ServiceAccount, which EKS Pod Identity binds to the template's AuditRole (docs/operations/deploy.md). */
   private static final String AUDIT_ACCOUNT = "warehouse-audit";
   private static final String PUSHGATEWAY = "pushgateway";
+  /** The job of the black-box probe of the gateway's front door (the outage alerts select it). */
+  private static final String PROBE = "probe-gateway";
   /** The settings that say which table a process reads: an audit must read the one its service writes. */
   private static final List<String> TABLE_SETTINGS = List.of("AWS_REGION", "TABLE_NAME", "DYNAMODB_ENDPOINT",
       InventorySettings.LOW_STOCK_SHARDS);
@@ -739,6 +741,22 @@ class KubernetesManifestsTest {
       relabels.put((String) job.get("job_name"), (List<Map<String, Object>>) job.get("relabel_configs"));
       honorLabels.put((String) job.get("job_name"), job.getOrDefault("honor_labels", false));
     }
+    // The front door's black-box probe: the gateway's Service on its client port, through the exporter,
+    // with the TLS module (deploy/blackbox, a ConfigMap of its own, byte for byte).
+    List<Map<String, Object>> probe = relabels.remove(PROBE);
+    assertThat(probe).as("the %s job", PROBE).isNotNull()
+        .anyMatch(rule -> "__param_target".equals(rule.get("target_label")))
+        .anyMatch(rule -> "__address__".equals(rule.get("target_label")));
+    Map<String, Object> probeJob = ((List<Map<String, Object>>) config.get("scrape_configs")).stream()
+        .filter(job -> PROBE.equals(job.get("job_name"))).findFirst().orElseThrow();
+    assertThat(probeJob).containsEntry("metrics_path", "/probe")
+        .containsEntry("params", Map.of("module", List.of("grpc_health_tls")));
+    int gatewayPort = one(overlay, Service.class, "gateway").getSpec().getPorts().stream()
+        .filter(port -> port.getName().equals("grpc")).findFirst().orElseThrow().getPort();
+    assertThat(probeJob.toString()).contains("gateway:" + gatewayPort);
+    ConfigMap blackbox = one(overlay, ConfigMap.class, "blackbox-warehouse");
+    assertThat(blackbox.getData()).containsOnly(Map.entry("blackbox.yml",
+        Files.readString(ROOT.resolve("deploy/blackbox/blackbox.yml"))));
     List<String> jobs = new ArrayList<>(PROCESSES);
     jobs.add(PUSHGATEWAY);
     assertThat(relabels).containsOnlyKeys(jobs);

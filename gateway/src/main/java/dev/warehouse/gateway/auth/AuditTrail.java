@@ -1,6 +1,5 @@
 package dev.warehouse.gateway.auth;
 
-import com.google.protobuf.Any;
 import com.google.protobuf.Descriptors.Descriptor;
 import com.google.protobuf.Descriptors.FieldDescriptor;
 import com.google.protobuf.Descriptors.MethodDescriptor;
@@ -11,6 +10,7 @@ import com.google.protobuf.Message;
 import com.google.rpc.ErrorInfo;
 import dev.warehouse.logging.Logging;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
+import dev.warehouse.runtime.grpc.GrpcErrors;
 import dev.warehouse.runtime.threads.DaemonThreads;
 import io.grpc.Context;
 import io.grpc.Contexts;
@@ -22,7 +22,6 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
-import io.grpc.protobuf.StatusProto;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.Collection;
@@ -237,7 +236,7 @@ public final class AuditTrail implements ServerInterceptor {
       field(line, "method", method);
       ids(request).forEach((name, value) -> field(line, name, value));
       field(line, "status", status.getCode().name());
-      ErrorInfo error = errorInfo(status, trailers);
+      ErrorInfo error = GrpcErrors.errorInfo(status, trailers).orElse(null);
       if (error != null) {
         field(line, "reason", error.getReason());
         if (error.containsMetadata("limit")) {
@@ -297,23 +296,6 @@ public final class AuditTrail implements ServerInterceptor {
       }
       String value = (String) message.getField(field);
       return value.isEmpty() ? null : value;
-    }
-
-    private static ErrorInfo errorInfo(Status status, Metadata trailers) {
-      if (status.isOk() || trailers == null) {
-        return null;
-      }
-      com.google.rpc.Status details = StatusProto.fromStatusAndTrailers(status, trailers);
-      for (Any any : details.getDetailsList()) {
-        if (any.is(ErrorInfo.class)) {
-          try {
-            return any.unpack(ErrorInfo.class);
-          } catch (InvalidProtocolBufferException unreadable) {
-            return null;
-          }
-        }
-      }
-      return null;
     }
   }
 

@@ -21,10 +21,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Who may call what at the gateway, wired once from {@link AuthConfig}: the audit trail, then
- * authentication, then authorization, then each caller's quota ({@link CallerQuotas}, when the policy sets
- * any), as server interceptors on every service the gateway serves (reflection too; health is open). Owns the
- * JWKS refresh.
+ * Who may call what at the gateway, wired once from {@link AuthConfig}: the count of refusals
+ * ({@link AccessRefusals}), the audit trail, then authentication, then authorization, then each caller's
+ * quota ({@link CallerQuotas}, when the policy sets any), as server interceptors on every service the
+ * gateway serves (reflection too; health is open). Owns the JWKS refresh.
  */
 public final class GatewayAccess implements AutoCloseable {
 
@@ -34,9 +34,9 @@ public final class GatewayAccess implements AutoCloseable {
   private final AuditTrail audit;
   private final JwksSource jwks;
 
-  private GatewayAccess(List<ServerInterceptor> inOrder, JwksSource jwks) {
+  private GatewayAccess(List<ServerInterceptor> inOrder, AuditTrail audit, JwksSource jwks) {
     this.inOrder = List.copyOf(inOrder);
-    this.audit = (AuditTrail) inOrder.get(0);
+    this.audit = audit;
     this.jwks = jwks;
   }
 
@@ -51,13 +51,15 @@ public final class GatewayAccess implements AutoCloseable {
   public static GatewayAccess start(AuthConfig config, Clock clock, Collection<ServiceDescriptor> servedServices,
       Collection<Descriptors.ServiceDescriptor> audited, MeterRegistry meters) throws IOException {
     List<ServerInterceptor> interceptors = new ArrayList<>();
+    interceptors.add(new AccessRefusals(meters));
     if (config.mode() == AuthMode.NONE) {
       Events.warn(log, "auth_disabled").addKeyValue("auth_mode", "none")
           .addKeyValue("detail", "every caller may call every method through the gateway;"
               + " set AUTH_MODE=jwt with AUTH_POLICY_FILE and a JWKS to authenticate callers").log();
       // Nobody to authenticate or authorize: only the audit trail, which names every caller anonymous.
-      interceptors.add(AuditTrail.of(audited, Caller.ANONYMOUS));
-      return new GatewayAccess(interceptors, null);
+      AuditTrail anonymous = AuditTrail.of(audited, Caller.ANONYMOUS);
+      interceptors.add(anonymous);
+      return new GatewayAccess(interceptors, anonymous, null);
     }
     AuditTrail audit = AuditTrail.of(audited);
     interceptors.add(audit);
@@ -85,7 +87,7 @@ public final class GatewayAccess implements AutoCloseable {
     Events.info(log, "auth_enabled").addKeyValue("auth_mode", config.mode().settingValue())
         .addKeyValue("roles", String.join(",", policy.roles())).addKeyValue("jwks_key_ids", String.join(",", jwks.keyIds()))
         .addKeyValue("quotas", policy.quotas().describe()).log();
-    return new GatewayAccess(interceptors, jwks);
+    return new GatewayAccess(interceptors, audit, jwks);
   }
 
   /**

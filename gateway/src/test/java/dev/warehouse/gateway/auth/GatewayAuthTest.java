@@ -25,6 +25,7 @@ import dev.warehouse.order.v1.OrderServiceGrpc;
 import dev.warehouse.order.v1.PlaceOrderRequest;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import dev.warehouse.testing.LogRecords;
+import dev.warehouse.testing.MetricsScrape;
 import dev.warehouse.testing.Reflection;
 import io.grpc.Channel;
 import io.grpc.ClientInterceptors;
@@ -155,7 +156,10 @@ class GatewayAuthTest {
 
   @Test
   void noCredential_isUnauthenticated_andNeverReachesTheBackend() {
+    double before = refused("authentication", "CREDENTIALS_MISSING");
     assertRefused(channel, Status.Code.UNAUTHENTICATED, "CREDENTIALS_MISSING");
+    // Refused before the gRPC timers start: counted here, or a broken JWKS would leave every SLO green.
+    assertThat(refused("authentication", "CREDENTIALS_MISSING")).isEqualTo(before + 1);
     StatusRuntimeException e = failure(() -> inventory(channel).getProductInventory(READ));
     ErrorInfo info = detail(e, ErrorInfo.class);
     assertThat(info.getDomain()).isEqualTo(GrpcErrors.ERROR_DOMAIN);
@@ -236,6 +240,7 @@ class GatewayAuthTest {
   @Test
   void roleWithoutTheMethod_isPermissionDenied_andTheBackendReceivesNothing() {
     int before = backend.calls(ADJUST_STOCK);
+    double refusedBefore = refused("authorization", "METHOD_NOT_ALLOWED");
     StatusRuntimeException e = failure(() -> inventory(as(token("dora", "debugger"))).adjustStock(
         AdjustStockRequest.newBuilder().setProductId("P1").setWarehouseId("W1").setDelta(-1).setRequestId("r-1").build()));
     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.PERMISSION_DENIED);
@@ -247,6 +252,16 @@ class GatewayAuthTest {
     // No role at all: authenticated, allowed nothing.
     assertRefused(as(token("nobody")), Status.Code.PERMISSION_DENIED, "METHOD_NOT_ALLOWED");
     assertRefused(as(token("nobody", "root")), Status.Code.PERMISSION_DENIED, "METHOD_NOT_ALLOWED");
+    assertThat(refused("authorization", "METHOD_NOT_ALLOWED")).isEqualTo(refusedBefore + 3);
+  }
+
+  /** The gateway's count of calls refused by {@code check} for {@code reason}, as Prometheus scrapes it (0 before any). */
+  private static double refused(String check, String reason) {
+    return MetricsScrape.scrape(gateway.metricsPort()).lines()
+        .filter(line -> line.startsWith("gateway_access_refused_total{") && line.contains("check=\"" + check + "\"")
+            && line.contains("reason=\"" + reason + "\""))
+        .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+        .sum();
   }
 
   @Test

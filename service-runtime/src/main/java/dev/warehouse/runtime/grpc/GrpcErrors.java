@@ -107,6 +107,24 @@ public final class GrpcErrors {
     return java.util.Optional.empty();
   }
 
+  /** The {@code google.rpc.ErrorInfo} an answer carries in its trailers, if any (its reason names why). */
+  public static java.util.Optional<ErrorInfo> errorInfo(io.grpc.Status status, io.grpc.Metadata trailers) {
+    if (status.isOk() || trailers == null) {
+      return java.util.Optional.empty();
+    }
+    com.google.rpc.Status details = StatusProto.fromStatusAndTrailers(status, trailers);
+    for (Any any : details.getDetailsList()) {
+      if (any.is(ErrorInfo.class)) {
+        try {
+          return java.util.Optional.of(any.unpack(ErrorInfo.class));
+        } catch (com.google.protobuf.InvalidProtocolBufferException unreadable) {
+          return java.util.Optional.empty();
+        }
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
   /**
    * A call's failure as its caller should hear it: the caller's deadline passing cancels the call's context,
    * and the call below can end CANCELLED before its own deadline fires; past {@code deadline}, that is
