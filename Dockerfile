@@ -1,4 +1,4 @@
-# One image per deployable: docker build --build-arg MODULE=inventory-service|order-service|gateway .
+# One image per deployable: docker build --build-arg MODULE=inventory-service|order-service|gateway [--build-arg REVISION=<commit>] .
 # Stage 1 builds the module's runnable jar with the Maven wrapper (for Java 17); the last stage trains its AOT cache
 # and runs it on a JDK 25 JRE as a non-root user. The development stack's one-shot commands have an image of
 # their own, which no production image contains: docker build --target dev-kit --build-arg MODULE=dev-kit .
@@ -6,7 +6,10 @@ FROM eclipse-temurin:17-jdk-jammy AS build
 WORKDIR /src
 COPY . .
 ARG MODULE
-RUN --mount=type=cache,target=/root/.m2 ./mvnw -B -q -DskipTests -pl "${MODULE}" -am package
+# The commit built (the context has no .git): docker build --build-arg REVISION=$(git rev-parse --short=12 HEAD).
+# Each process exports it as build_info{revision}.
+ARG REVISION=unknown
+RUN --mount=type=cache,target=/root/.m2 ./mvnw -B -q -DskipTests -Dbuild.revision="${REVISION}" -pl "${MODULE}" -am package
 
 # The dev kit (certs, dev-tokens, load-demo-data), as compose's one-shot services run it. The directories are
 # where compose mounts the volumes they write: a new volume takes its directory's owner, so the non-root user

@@ -20,7 +20,8 @@ public final class MetricsRegistries {
   /**
    * A registry whose timers all publish histogram buckets (Micrometer exports only count, sum and max
    * unless asked), so Grafana can compute p50/p99 across instances. Every meter carries the
-   * {@code application} tag; the {@code service} tag is left to gRPC's service name.
+   * {@code application} tag; the {@code service} tag is left to gRPC's service name. It holds
+   * {@code build_info} ({@link BuildInfo}) from the start.
    */
   public static PrometheusMeterRegistry prometheus(String application) {
     return bindJvmMetrics(withoutJvmMetrics(application));
@@ -44,6 +45,7 @@ public final class MetricsRegistries {
             return DistributionStatisticConfig.builder().percentilesHistogram(true).build().merge(config);
           }
         });
+    BuildInfo.current().register(registry);
     return registry;
   }
 
