@@ -8,6 +8,7 @@ import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.process.ProcessSettings;
 import dev.warehouse.runtime.tls.ChannelTlsConfig;
 import dev.warehouse.runtime.tls.TlsConfig;
+import dev.warehouse.runtime.trace.TraceSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -41,6 +42,8 @@ import java.util.Optional;
  * @param admission          {@code ADMISSION_*}: the concurrency limit of each backend, shared by its routes
  * @param healthPort         {@code HEALTH_PORT}: a plaintext port serving only {@code grpc.health.v1.Health}, on the
  *                           metrics' interfaces, for kubelet's native gRPC probe when the client port speaks TLS
+ * @param tracing            {@code OTEL_*}, {@code TRACE_TRUST_INCOMING}: what becomes of its calls' spans; a
+ *                           caller's trace context is not continued unless trusted
  */
 public record GatewayConfig(
     int grpcPort,
@@ -59,7 +62,8 @@ public record GatewayConfig(
     Map<String, ChannelTlsConfig> backendTls,
     AuthConfig auth,
     AdmissionConfig admission,
-    Optional<Integer> healthPort) {
+    Optional<Integer> healthPort,
+    TraceSettings tracing) {
 
   public static final int DEFAULT_GRPC_PORT = 50051;
   public static final int DEFAULT_METRICS_PORT = 9091;
@@ -96,35 +100,43 @@ public record GatewayConfig(
     this(grpcPort, metricsPort, inventoryAddresses, orderAddresses, DEFAULT_RESOLVE_PERIOD, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, ProcessSettings.ALL_INTERFACES,
         ProcessSettings.ALL_INTERFACES, TlsConfig.PLAINTEXT, Map.of(), AuthConfig.NONE,
-        AdmissionConfig.DEFAULT.withMaxStreams(AdmissionConfig.GATEWAY_MAX_STREAMS), Optional.empty());
+        AdmissionConfig.DEFAULT.withMaxStreams(AdmissionConfig.GATEWAY_MAX_STREAMS), Optional.empty(),
+        new TraceSettings(new TraceSettings.Exporting.Off(), false));
+  }
+
+  /** The same gateway, tracing as {@code tracing} says. */
+  public GatewayConfig withTracing(TraceSettings tracing) {
+    return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
+        minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
+        backendTls, auth, admission, healthPort, tracing);
   }
 
   /** The same gateway with other TLS settings. */
   public GatewayConfig withTls(TlsConfig tls, Map<String, ChannelTlsConfig> backendTls) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth, admission, healthPort);
+        backendTls, auth, admission, healthPort, tracing);
   }
 
   /** The same gateway with other admission settings (its per-backend concurrency limits). */
   public GatewayConfig withAdmission(AdmissionConfig admission) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth, admission, healthPort);
+        backendTls, auth, admission, healthPort, tracing);
   }
 
   /** The same gateway with other authentication settings. */
   public GatewayConfig withAuth(AuthConfig auth) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth, admission, healthPort);
+        backendTls, auth, admission, healthPort, tracing);
   }
 
   /** The same gateway, looking its backends' names up every {@code resolvePeriod}. */
   public GatewayConfig withResolvePeriod(Duration resolvePeriod) {
     return new GatewayConfig(grpcPort, metricsPort, inventoryAddresses, orderAddresses, resolvePeriod, defaultDeadline,
         minForwardBudget, circuitOpenFor, shutdownDrain, shutdownGrace, grpcBindAddress, metricsBindAddress, tls,
-        backendTls, auth, admission, healthPort);
+        backendTls, auth, admission, healthPort, tracing);
   }
 
   public static GatewayConfig fromEnvironment(Map<String, String> env) {
@@ -161,7 +173,9 @@ public record GatewayConfig(
         readBackendTls(reader, tls),
         AuthConfig.read(reader),
         AdmissionConfig.read(reader, AdmissionConfig.GATEWAY_MAX_STREAMS),
-        reader.optionalPort("HEALTH_PORT"));
+        reader.optionalPort("HEALTH_PORT"),
+        // Its callers are not ours: their traceparent starts no trace of ours unless an operator says so.
+        TraceSettings.read(reader, false));
     reader.logSettings();
     if (config.minForwardBudget().compareTo(config.defaultDeadline()) >= 0) {
       // A call without a deadline gets the default one: it must be a budget the gateway forwards with.
@@ -187,7 +201,7 @@ public record GatewayConfig(
   /** What the process assembly reads: ports, addresses, TLS and the stop. */
   public ProcessSettings process() {
     return new ProcessSettings("gateway", grpcBindAddress, grpcPort, metricsBindAddress, metricsPort, healthPort, tls,
-        admission.maxStreams(), shutdownDrain, shutdownGrace);
+        admission.maxStreams(), shutdownDrain, shutdownGrace, tracing);
   }
 
   /** The fields of the start-up log line: every setting, no secrets. */
@@ -207,7 +221,9 @@ public record GatewayConfig(
         .addAll(tls.fields())
         .addAll(backendTlsFields())
         .addAll(auth.fields())
-        .addAll(admission.fields());
+        .addAll(admission.fields())
+        .add("traces_exporter", tracing.exporterName())
+        .add("trace_trust_incoming", tracing.trustIncoming());
   }
 
   /** {@link #fields} as one line, {@code key=value key=value}. */

@@ -145,7 +145,8 @@ public final class GatewayProcess implements AutoCloseable {
             lookup, config.resolvePeriod(), resolver, process.clock()).start());
         Backend backend = resources.closeOnStop(new Backend(Forwarded.proto(route.service()), routeInstances,
             circuits.circuitBreaker(route.backend()), config.admission(), config.defaultDeadline(),
-            config.minForwardBudget(), process.registry(), eventLoops, backendCredentials));
+            config.minForwardBudget(), process.registry(), eventLoops, backendCredentials,
+            process.tracing().clientInterceptor()));
         instances.add(routeInstances);
         backends.add(backend);
         forwarding.add(new ForwardingService(route.service(), backend));

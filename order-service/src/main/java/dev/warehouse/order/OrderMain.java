@@ -150,7 +150,7 @@ public final class OrderMain {
             context.transport().channelCredentials(settings.inventoryTls()))
         .defaultServiceConfig(BackendServiceConfig.of(reservations))
         .disableRetry() // PeerCalls': idempotent calls only, within the deadline
-        .intercept(new MetricCollectingClientInterceptor(context.meterRegistry()))
+        .intercept(new MetricCollectingClientInterceptor(context.meterRegistry()), context.tracing().clientInterceptor())
         .build();
     resources.closeOnStop(() -> EventLoops.close(List.of(channel)));
     CircuitBreakerRegistry circuits = CircuitBreakerRegistry.of(

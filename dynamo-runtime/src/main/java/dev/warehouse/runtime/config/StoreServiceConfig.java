@@ -9,6 +9,7 @@ import dev.warehouse.runtime.env.EnvReader;
 import dev.warehouse.runtime.log.Fields;
 import dev.warehouse.runtime.process.ProcessSettings;
 import dev.warehouse.runtime.tls.TlsConfig;
+import dev.warehouse.runtime.trace.TraceSettings;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
@@ -47,6 +48,8 @@ import java.util.Optional;
  *                         empty serves none
  * @param auditPushgateway the Prometheus Pushgateway a consistency audit pushes its outcome to
  *                         ({@code AUDIT_PUSHGATEWAY_URL}, e.g. {@code http://pushgateway:9091}); empty pushes nothing
+ * @param tracing          what becomes of its calls' spans ({@code OTEL_TRACES_EXPORTER} and the other {@code OTEL_*},
+ *                         {@code TRACE_TRUST_INCOMING}): off unless an exporter is named
  */
 public record StoreServiceConfig(
     String serviceName,
@@ -68,7 +71,8 @@ public record StoreServiceConfig(
     List<byte[]> acceptedPageTokenKeys,
     Optional<URI> auditPushgateway,
     AdmissionConfig admission,
-    Optional<Integer> healthPort) {
+    Optional<Integer> healthPort,
+    TraceSettings tracing) {
 
   public static final String DEFAULT_REGION = "us-east-1";
   public static final String DEFAULT_TABLE_NAME = "warehouse";
@@ -83,34 +87,42 @@ public record StoreServiceConfig(
       int dynamoIoThreads, Duration shutdownDrain, Duration shutdownGrace, double hotKeyLogShare) {
     this(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable, pageTokenKey,
         dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, ALL_INTERFACES,
-        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of(), Optional.empty(), AdmissionConfig.DEFAULT, Optional.empty());
+        ALL_INTERFACES, TlsConfig.PLAINTEXT, List.of(), Optional.empty(), AdmissionConfig.DEFAULT, Optional.empty(),
+        TraceSettings.OFF);
   }
 
   /** The same service with other TLS settings. */
   public StoreServiceConfig withTls(TlsConfig tls) {
     return new StoreServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort);
+        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort, tracing);
+  }
+
+  /** The same service, tracing as {@code tracing} says. */
+  public StoreServiceConfig withTracing(TraceSettings tracing) {
+    return new StoreServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
+        pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
+        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort, tracing);
   }
 
   /** The same service with other admission settings. */
   public StoreServiceConfig withAdmission(AdmissionConfig admission) {
     return new StoreServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort);
+        metricsBindAddress, tls, acceptedPageTokenKeys, auditPushgateway, admission, healthPort, tracing);
   }
 
   /** The same service, whose audit pushes its outcome to the Pushgateway at {@code pushgateway}. */
   public StoreServiceConfig withAuditPushgateway(URI pushgateway) {
     return new StoreServiceConfig(serviceName, grpcPort, metricsPort, dynamoEndpoint, region, tableName, createTable,
         pageTokenKey, dynamoCallTimeout, dynamoIoThreads, shutdownDrain, shutdownGrace, hotKeyLogShare, grpcBindAddress,
-        metricsBindAddress, tls, acceptedPageTokenKeys, Optional.of(pushgateway), admission, healthPort);
+        metricsBindAddress, tls, acceptedPageTokenKeys, Optional.of(pushgateway), admission, healthPort, tracing);
   }
 
   /** What the process assembly reads: ports, addresses, TLS and the stop. */
   public ProcessSettings process() {
     return new ProcessSettings(serviceName, grpcBindAddress, grpcPort, metricsBindAddress, metricsPort, healthPort, tls,
-        admission.maxStreams(), shutdownDrain, shutdownGrace);
+        admission.maxStreams(), shutdownDrain, shutdownGrace, tracing);
   }
 
   /**
@@ -154,7 +166,9 @@ public record StoreServiceConfig(
         reader.aesKeys("PAGE_TOKEN_ACCEPTED_KEYS"),
         reader.uri("AUDIT_PUSHGATEWAY_URL"),
         AdmissionConfig.read(reader, AdmissionConfig.SERVICE_MAX_STREAMS),
-        reader.optionalPort("HEALTH_PORT"));
+        reader.optionalPort("HEALTH_PORT"),
+        // The services' callers are the gateway and each other, whose trace they continue.
+        TraceSettings.read(reader, true));
     reader.logSettings();
     if (config.pageTokenKey.isEmpty() && !config.acceptedPageTokenKeys.isEmpty()) {
       reader.problem("PAGE_TOKEN_ACCEPTED_KEYS needs PAGE_TOKEN_KEY: a random key would seal tokens no other instance opens");
@@ -183,7 +197,9 @@ public record StoreServiceConfig(
         .add("metrics_bind_address", metricsBindAddress)
         .addAll(tls.fields())
         .add("audit_pushgateway", auditPushgateway.map(URI::toString).orElse("none"))
-        .addAll(admission.fields());
+        .addAll(admission.fields())
+        .add("traces_exporter", tracing.exporterName())
+        .add("trace_trust_incoming", tracing.trustIncoming());
   }
 
   /** {@link #fields} as one line, {@code key=value key=value}. */

@@ -52,6 +52,16 @@ final class CallScope {
     context.removeListener(listener);
   }
 
+  /** Calls {@code action} with this call's context attached to the current thread. */
+  <T> T call(java.util.function.Supplier<T> action) {
+    Context previous = context.attach();
+    try {
+      return action.get();
+    } finally {
+      context.detach(previous);
+    }
+  }
+
   /** Runs {@code action} with this call's context attached to the current thread. */
   void run(Runnable action) {
     context.run(action);

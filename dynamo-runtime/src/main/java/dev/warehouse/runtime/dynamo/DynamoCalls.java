@@ -131,7 +131,8 @@ public final class DynamoCalls {
       return CompletableFuture.failedFuture(new FinalAttemptException(
           ApiCallTimeoutException.create(TimeUnit.NANOSECONDS.toMillis(operationNanos))));
     }
-    CompletableFuture<R> call = attempt.apply(Duration.ofNanos(Math.min(attemptNanos, left)));
+    // In the call's context: a retry starts on the timer's thread, and the request's span is a child of the call's.
+    CompletableFuture<R> call = scope.call(() -> attempt.apply(Duration.ofNanos(Math.min(attemptNanos, left))));
     Context.CancellationListener onEnd = scope.onEnd(() -> call.cancel(true));
     return call.handle((value, failure) -> {
       scope.removeListener(onEnd);

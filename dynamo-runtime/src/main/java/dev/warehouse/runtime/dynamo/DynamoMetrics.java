@@ -162,7 +162,7 @@ public final class DynamoMetrics implements ExecutionInterceptor {
         || operation.startsWith("BatchGet") || operation.startsWith("Describe");
   }
 
-  private static List<ConsumedCapacity> consumed(SdkResponse response) {
+  static List<ConsumedCapacity> consumed(SdkResponse response) {
     if (response instanceof GetItemResponse r) {
       return List.of(nullSafe(r.consumedCapacity()));
     } else if (response instanceof QueryResponse r) {

@@ -8,6 +8,7 @@ import dev.warehouse.runtime.dynamo.DynamoCalls;
 import dev.warehouse.runtime.dynamo.DynamoClients;
 import dev.warehouse.runtime.dynamo.DynamoMetrics;
 import dev.warehouse.runtime.dynamo.DynamoStore;
+import dev.warehouse.runtime.dynamo.DynamoTracing;
 import dev.warehouse.runtime.dynamo.TableSetup;
 import dev.warehouse.runtime.hotkeys.HotKeys;
 import dev.warehouse.runtime.log.Events;
@@ -77,6 +78,9 @@ public final class DynamoPlugin implements ProcessPlugin {
     hotKeys = new HotKeys(early.clock(), early.registry(), config.hotKeyLogShare());
     List<ExecutionInterceptor> interceptors = new ArrayList<>(sdkInterceptors);
     interceptors.add(new DynamoMetrics(early.registry(), hotKeys));
+    if (early.tracing().recording()) {
+      interceptors.add(new DynamoTracing(early.tracing().tracer(), config.tableName()));
+    }
     dynamoBuilt = early.aside().submit(() -> DynamoClients.create(config, interceptors));
   }
 
@@ -97,7 +101,7 @@ public final class DynamoPlugin implements ProcessPlugin {
         new DynamoCalls(process.scheduler(), process.registry(), config.dynamoCallTimeout()), pageTokens,
         process.registry());
     StoreContext context = new StoreContext(config, dynamo, store, process.registry(), pageTokens, process.clock(),
-        process.scheduler(), process.transport(), process.resources(), hotKeys);
+        process.scheduler(), process.transport(), process.resources(), hotKeys, process.tracing());
     List<BindableService> served = new ArrayList<>(services.apply(context));
     List<ServiceDescriptor> descriptors = served.stream().map(service -> service.bindService().getServiceDescriptor())
         .toList();

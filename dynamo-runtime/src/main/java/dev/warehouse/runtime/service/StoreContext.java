@@ -6,6 +6,7 @@ import dev.warehouse.runtime.hotkeys.HotKeys;
 import dev.warehouse.runtime.paging.PageTokenCodec;
 import dev.warehouse.runtime.process.Resources;
 import dev.warehouse.runtime.tls.TransportSecurity;
+import dev.warehouse.runtime.trace.Tracing;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.util.concurrent.ScheduledExecutorService;
@@ -20,6 +21,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
  * @param transport the process's TLS identity and CA, for its own client channels to other services
  * @param resources what a service's wiring opened besides (client channels, say): closed after the server stops
  * @param hotKeys   the hottest partition keys of the process's own requests, per access pattern
+ * @param tracing   the process's spans: a service's client channels add {@link Tracing#clientInterceptor}
  */
 public record StoreContext(
     StoreServiceConfig config,
@@ -31,4 +33,5 @@ public record StoreContext(
     ScheduledExecutorService scheduler,
     TransportSecurity transport,
     Resources resources,
-    HotKeys hotKeys) {}
+    HotKeys hotKeys,
+    Tracing tracing) {}

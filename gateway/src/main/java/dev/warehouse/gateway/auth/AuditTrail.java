@@ -12,6 +12,7 @@ import dev.warehouse.logging.Logging;
 import dev.warehouse.runtime.discovery.BackendServiceConfig;
 import dev.warehouse.runtime.grpc.GrpcErrors;
 import dev.warehouse.runtime.threads.DaemonThreads;
+import dev.warehouse.runtime.trace.Tracing;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.ForwardingServerCall.SimpleForwardingServerCall;
@@ -202,6 +203,8 @@ public final class AuditTrail implements ServerInterceptor {
     final String method;
     final Descriptor requestType;
     final SocketAddress peer;
+    /** The call's trace, which names it in every process's lines (null only outside a traced call). */
+    final String traceId = Tracing.currentTraceId();
     final long started = System.nanoTime();
     final AtomicBoolean ended = new AtomicBoolean();
     volatile Caller caller;
@@ -234,6 +237,9 @@ public final class AuditTrail implements ServerInterceptor {
       field(line, "peer", peer instanceof InetSocketAddress address && address.getAddress() != null
           ? address.getAddress().getHostAddress() + ":" + address.getPort() : "-");
       field(line, "method", method);
+      if (traceId != null) {
+        field(line, "trace_id", traceId);
+      }
       ids(request).forEach((name, value) -> field(line, name, value));
       field(line, "status", status.getCode().name());
       ErrorInfo error = GrpcErrors.errorInfo(status, trailers).orElse(null);

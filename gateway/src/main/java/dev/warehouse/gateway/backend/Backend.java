@@ -14,6 +14,7 @@ import io.grpc.ChannelCredentials;
 import io.grpc.ConnectivityState;
 import io.grpc.Context;
 import io.grpc.Deadline;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
@@ -60,11 +61,12 @@ public final class Backend implements AutoCloseable {
    * @param admission         the settings of the backend's concurrency limits, one per method
    * @param minForwardBudget  the least time left before a caller's deadline with which a call is forwarded
    * @param credentials       how the channels to the instances are secured
+   * @param tracing           each forwarded call's span, and its trace context for the backend
    */
   public Backend(com.google.protobuf.Descriptors.ServiceDescriptor service, BackendInstances instances,
       CircuitBreaker circuitBreaker, AdmissionConfig admission, Duration defaultDeadline, Duration minForwardBudget,
       MeterRegistry meters,
-      EventLoopGroup eventLoops, ChannelCredentials credentials) {
+      EventLoopGroup eventLoops, ChannelCredentials credentials, ClientInterceptor tracing) {
     this.serviceName = service.getFullName();
     this.defaultDeadlineNanos = defaultDeadline.toNanos();
     this.whoseLimit = serviceName + " is at the gateway's concurrency limit for it";
@@ -78,7 +80,7 @@ public final class Backend implements AutoCloseable {
         // Retries are PeerCalls': grpc-java's retry machinery wraps every call, and cost a third of the
         // gateway's CPU per call in the proxy benchmark; PeerCalls' costs nothing until a call fails.
         .disableRetry()
-        .intercept(new MetricCollectingClientInterceptor(meters), ScopeForwarding.INSTANCE)
+        .intercept(new MetricCollectingClientInterceptor(meters), ScopeForwarding.INSTANCE, tracing)
         .build()).toList();
     // Fail fast (no wait for ready): with every instance down, the caller hears UNAVAILABLE now, and the
     // breaker opens on it. Backoffs wait on the I/O threads' own timers.

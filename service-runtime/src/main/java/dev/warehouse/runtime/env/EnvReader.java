@@ -50,6 +50,17 @@ public final class EnvReader {
     return List.copyOf(names);
   }
 
+  /** Every set variable whose name starts with {@code prefix}: for a library that reads its own (OpenTelemetry's). */
+  public Map<String, String> startingWith(String prefix) {
+    Map<String, String> found = new java.util.TreeMap<>();
+    env.forEach((name, value) -> {
+      if (name.startsWith(prefix) && value != null && !value.isBlank()) {
+        found.put(name, value.trim());
+      }
+    });
+    return found;
+  }
+
   public String string(String name, String fallback) {
     names.add(name);
     String value = env.get(name);

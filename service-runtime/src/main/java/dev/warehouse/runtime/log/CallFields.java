@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.log;
 
+import dev.warehouse.runtime.trace.Tracing;
 import io.grpc.Context;
 import io.grpc.Contexts;
 import io.grpc.Metadata;
@@ -9,7 +10,7 @@ import io.grpc.ServerInterceptor;
 import org.slf4j.spi.LoggingEventBuilder;
 
 /**
- * The request id and the caller of the call being served: fields of the log lines written while serving it
+ * The method, trace id, request id and caller of the call being served: fields of the log lines written while serving it
  * ({@link Events}).
  *
  * <p>They travel in the call's gRPC {@link Context}, not in SLF4J's MDC. Handlers run on the transport's threads
@@ -28,10 +29,13 @@ public final class CallFields {
 
   private static final Context.Key<CallFields> KEY = Context.key("warehouse.call-fields");
 
+  private final String method;
   private volatile String requestId;
   private volatile String caller;
 
-  private CallFields() {}
+  private CallFields(String method) {
+    this.method = method;
+  }
 
   /** Gives every call its own fields. A holder and a Context per call: nothing beside a call's own allocations. */
   public static ServerInterceptor interceptor() {
@@ -39,7 +43,9 @@ public final class CallFields {
       @Override
       public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
           ServerCallHandler<Q, R> next) {
-        return Contexts.interceptCall(Context.current().withValue(KEY, new CallFields()), call, headers, next);
+        return Contexts.interceptCall(
+            Context.current().withValue(KEY, new CallFields(call.getMethodDescriptor().getFullMethodName())), call,
+            headers, next);
       }
     };
   }
@@ -65,6 +71,12 @@ public final class CallFields {
     CallFields fields = KEY.get();
     if (fields == null) {
       return;
+    }
+    line.addKeyValue("method", fields.method);
+    // The one id that names a call in every process it reaches: its trace's ({@code Tracing}), set or not.
+    String trace = Tracing.currentTraceId();
+    if (trace != null) {
+      line.addKeyValue("trace_id", trace);
     }
     String id = fields.requestId;
     if (id != null) {

@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.metrics;
 
+import io.micrometer.core.instrument.Clock;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -11,6 +12,7 @@ import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.distribution.DistributionStatisticConfig;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
 
 /** Builds the Prometheus registry of a process, with JVM metrics and latency histograms. */
 public final class MetricsRegistries {
@@ -33,7 +35,9 @@ public final class MetricsRegistries {
    * and nothing reads them before the first scrape.
    */
   public static PrometheusMeterRegistry withoutJvmMetrics(String application) {
-    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // Each histogram bucket keeps the trace of a call it counted, as an exemplar (OpenMetrics scrapes only).
+    PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT,
+        new PrometheusRegistry(), Clock.SYSTEM, new CallSpans());
     registry.config()
         .commonTags("application", application)
         .meterFilter(new MeterFilter() {

@@ -35,6 +35,10 @@ public final class MetricsServer implements AutoCloseable {
     return new MetricsServer(http, executor);
   }
 
+  private static final String OPENMETRICS = "application/openmetrics-text";
+  private static final String OPENMETRICS_TYPE = OPENMETRICS + "; version=1.0.0; charset=utf-8";
+  private static final String TEXT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
   public int port() {
     return http.getAddress().getPort();
   }
@@ -45,8 +49,12 @@ public final class MetricsServer implements AutoCloseable {
         exchange.sendResponseHeaders(405, -1);
         return;
       }
-      byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
-      exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+      // A scraper that asks for OpenMetrics (Prometheus does) also gets the latency histograms' exemplars: the trace
+      // of a call in each bucket (MetricsRegistries).
+      String accept = exchange.getRequestHeaders().getFirst("Accept");
+      String type = accept != null && accept.contains(OPENMETRICS) ? OPENMETRICS_TYPE : TEXT_TYPE;
+      byte[] body = registry.scrape(type).getBytes(StandardCharsets.UTF_8);
+      exchange.getResponseHeaders().set("Content-Type", type);
       exchange.sendResponseHeaders(200, body.length);
       try (OutputStream out = exchange.getResponseBody()) {
         out.write(body);

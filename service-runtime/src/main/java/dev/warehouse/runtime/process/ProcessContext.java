@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.process;
 
 import dev.warehouse.runtime.tls.TransportSecurity;
+import dev.warehouse.runtime.trace.Tracing;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.util.concurrent.ScheduledExecutorService;
@@ -12,6 +13,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param scheduler timers for retry backoff and periodic work; never blocked on
  * @param transport the process's TLS identity and CA, for its own client channels too
  * @param resources what the plug-in opens besides, closed after the server stops
+ * @param tracing   the process's spans: its client channels add {@link Tracing#clientInterceptor}
  */
 public record ProcessContext(
     ProcessSettings settings,
@@ -19,4 +21,5 @@ public record ProcessContext(
     Clock clock,
     ScheduledExecutorService scheduler,
     TransportSecurity transport,
-    Resources resources) {}
+    Resources resources,
+    Tracing tracing) {}

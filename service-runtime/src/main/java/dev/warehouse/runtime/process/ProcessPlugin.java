@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.process;
 
 import dev.warehouse.runtime.log.Fields;
+import dev.warehouse.runtime.trace.Tracing;
 import io.grpc.BindableService;
 import io.grpc.ServerInterceptor;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -19,7 +20,7 @@ import java.util.function.UnaryOperator;
 public interface ProcessPlugin {
 
   /** The shared objects there are before the certificates are read. */
-  record Early(PrometheusMeterRegistry registry, Clock clock, ExecutorService aside) {}
+  record Early(PrometheusMeterRegistry registry, Clock clock, ExecutorService aside, Tracing tracing) {}
 
   /**
    * Starts what waits for nothing else on {@code early.aside()} (a client's classes and credentials, say), while the

@@ -1,6 +1,7 @@
 package dev.warehouse.runtime.process;
 
 import dev.warehouse.runtime.tls.TlsConfig;
+import dev.warehouse.runtime.trace.TraceSettings;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Optional;
@@ -19,6 +20,7 @@ import java.util.Optional;
  * @param maxStreams         calls one connection may have open at once ({@code ADMISSION_MAX_STREAMS})
  * @param shutdownDrain      how long a stop keeps serving after health turns NOT_SERVING ({@code SHUTDOWN_DRAIN_MS})
  * @param shutdownGrace      how long a stop then waits for in-flight calls ({@code SHUTDOWN_GRACE_SECONDS})
+ * @param tracing            what becomes of its calls' spans ({@code OTEL_*}, {@code TRACE_TRUST_INCOMING})
  */
 public record ProcessSettings(
     String name,
@@ -30,7 +32,8 @@ public record ProcessSettings(
     TlsConfig tls,
     int maxStreams,
     Duration shutdownDrain,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    TraceSettings tracing) {
 
   /** Every interface: a container's port must be reachable from the others. */
   public static final String ALL_INTERFACES = "0.0.0.0";

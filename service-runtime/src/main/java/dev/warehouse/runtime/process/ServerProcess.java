@@ -8,6 +8,7 @@ import dev.warehouse.runtime.metrics.MetricsServer;
 import dev.warehouse.runtime.threads.DaemonThreads;
 import dev.warehouse.runtime.tls.TlsMode;
 import dev.warehouse.runtime.tls.TransportSecurity;
+import dev.warehouse.runtime.trace.Tracing;
 import io.grpc.ServerInterceptor;
 import io.micrometer.core.instrument.binder.grpc.MetricCollectingServerInterceptor;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -71,12 +72,14 @@ public final class ServerProcess implements AutoCloseable {
       aside.submit(() -> EventLoops.loadNatives(clientTls || settings.tls().serverMode() != TlsMode.PLAINTEXT));
       PrometheusMeterRegistry registry = MetricsRegistries.withoutJvmMetrics(settings.name());
       Clock clock = Clock.systemUTC();
-      plugin.prepare(new ProcessPlugin.Early(registry, clock, aside));
+      // Opened first, so closed last: the spans of the last calls are exported after the server has stopped.
+      Tracing tracing = resources.closeOnStop(Tracing.open(settings.name(), settings.tracing()));
+      plugin.prepare(new ProcessPlugin.Early(registry, clock, aside, tracing));
       // Unreadable certificates fail the start here, before the server is built.
       transport = TransportSecurity.load(settings.tls());
       scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("timer"));
       ProcessPlugin.Plugged plugged =
-          plugin.plug(new ProcessContext(settings, registry, clock, scheduler, transport, resources));
+          plugin.plug(new ProcessContext(settings, registry, clock, scheduler, transport, resources, tracing));
       List<ServerInterceptor> interceptors = new ArrayList<>();
       interceptors.add(new MetricCollectingServerInterceptor(registry));
       interceptors.addAll(plugged.interceptors());
@@ -84,9 +87,10 @@ public final class ServerProcess implements AutoCloseable {
       // asynchronous), and a hand-off to a handler pool added to every call's latency in the layer benchmark
       // (docs/performance-log.md). A client's calls past maxStreams wait at the client.
       GrpcServer server = new GrpcServer(
+          // The span of each call wraps every interceptor of the plug-in's (the gateway's refusals are traced too).
           plugged.builder().apply(transport.serverBuilder(settings.grpcAddress())
               .directExecutor()
-              .maxConcurrentCallsPerConnection(settings.maxStreams())),
+              .maxConcurrentCallsPerConnection(settings.maxStreams())).intercept(tracing.serverInterceptor()),
           plugged.services(), interceptors, settings.shutdownDrain(), settings.shutdownGrace());
       settings.healthPort().ifPresent(port ->
           server.serveHealthOn(ProcessSettings.listenAddress(settings.metricsBindAddress(), port)));
