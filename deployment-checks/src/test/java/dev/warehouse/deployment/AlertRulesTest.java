@@ -2,6 +2,10 @@ package dev.warehouse.deployment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warehouse.contracttools.LatencyBoundRules;
+import dev.warehouse.inventory.v1.InventoryServiceProto;
+import dev.warehouse.inventory.v1.ReservationServiceProto;
+import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -28,8 +32,8 @@ import org.yaml.snakeyaml.Yaml;
 /**
  * deploy/prometheus/alerts.yml passes {@code promtool check rules} and its unit tests
  * ({@code promtool test rules alerts_test.yml alerts_daily_test.yml}); every alert has a test where it fires and one where
- * it stays quiet, and a severity (its runbook: {@link RunbooksTest}); the latency SLO's bucket bound is one the
- * processes' timers publish.
+ * it stays quiet, and a severity (its runbook: {@link RunbooksTest}); every RPC's latency bound (declared with its route,
+ * generated into the rules: contract-tools' LatencyBoundRulesTest) is a bucket the processes' timers publish.
  * (LocalStackIT evaluates the rules on a real Prometheus scraping the real processes.) promtool comes
  * with Debian's prometheus package, which ./test.sh installs.
  */
@@ -100,7 +104,8 @@ class AlertRulesTest {
   }
 
   @Test
-  void theLatencyBound_isABucketOfTheProcessesTimers() throws IOException {
+  @SuppressWarnings("unchecked")
+  void everyLatencyBound_isABucketOfTheProcessesTimers() throws IOException {
     // The processes' registry, with a timer as gRPC's interceptors make one.
     PrometheusMeterRegistry registry = MetricsRegistries.prometheus("gateway");
     Timer.builder("grpc.server.processing.duration").register(registry).record(Duration.ofMillis(5));
@@ -109,13 +114,31 @@ class AlertRulesTest {
     while (m.find()) {
       published.add(m.group(1));
     }
+    // The buckets the rules read: each RPC's bound (a recording rule's `le` label, generated from its route),
+    // and any `le` an expression names.
     Set<String> used = new TreeSet<>();
-    m = LE.matcher(Files.readString(DIR.resolve("alerts.yml")));
-    while (m.find()) {
-      used.add(m.group(1));
+    Map<String, Object> rules = new Yaml().load(Files.readString(DIR.resolve("alerts.yml")));
+    for (Object group : (List<Object>) rules.get("groups")) {
+      for (Map<String, Object> rule : (List<Map<String, Object>>) ((Map<String, Object>) group).get("rules")) {
+        Map<String, String> labels = (Map<String, String>) rule.getOrDefault("labels", Map.of());
+        if (labels.containsKey("le")) {
+          used.add(labels.get("le"));
+        }
+        m = LE.matcher((String) rule.get("expr"));
+        while (m.find()) {
+          used.add(m.group(1));
+        }
+      }
     }
-    assertThat(used).isNotEmpty();
-    assertThat(published).containsAll(used);
+    assertThat(used).as("the latency bounds of the rules").hasSizeGreaterThanOrEqualTo(2);
+    assertThat(published).as("the buckets the timers publish").containsAll(used);
+    // And every route's bound as its declaration says it (so a bound that is not a bucket fails here, not silently
+    // in a ratio with no numerator).
+    LatencyBoundRules.bounds(List.of(
+            InventoryServiceProto.getDescriptor().findServiceByName("InventoryService"),
+            ReservationServiceProto.getDescriptor().findServiceByName("ReservationService"),
+            OrderServiceProto.getDescriptor().findServiceByName("OrderService")))
+        .forEach((rpc, seconds) -> assertThat(published).as("%s's bound", rpc).contains(LatencyBoundRules.le(seconds)));
   }
 
   /** Runs promtool in deploy/prometheus; returns its output, failing on a non-zero exit. */

@@ -21,8 +21,9 @@ import org.yaml.snakeyaml.Yaml;
 
 /**
  * One runbook page per alert, and no page without one. Every rule of deploy/prometheus/alerts.yml names a
- * page of docs/runbooks/ in its runbook_url annotation, as a path from the repository root
- * (docs/observability.md says why), named after the alert (the burn-rate alerts of one SLO, …Fast,
+ * page of docs/runbooks/ in its runbook_url annotation, as a URL: the Prometheus external label
+ * runbook_base, set once in each Prometheus configuration, then the page's name (docs/observability.md says
+ * why), named after the alert (the burn-rate alerts of one SLO, …Fast,
  * …Medium and …Slow, share their family's page); every CloudWatch alarm of
  * deploy/aws/warehouse-table.yaml names one in its description; every page but the index is named by some
  * alert, holds the sections an on-call reader looks for, and is linked from the index and from
@@ -43,6 +44,13 @@ class RunbooksTest {
   private static final Pattern FAMILY_SUFFIX = Pattern.compile("(Fast|Medium|Slow)$");
   /** What the dashboard's runbook links start with: its variable for where the repository is browsed. */
   static final String DASHBOARD_BASE = "${docs_base}/";
+  /** What each alert's runbook_url starts with: the base its Prometheus sets, rendered when the alert fires. */
+  static final String RULE_BASE = "{{ $externalLabels.runbook_base }}/";
+  /** The external label that holds the base. */
+  static final String BASE_LABEL = "runbook_base";
+  /** The Prometheus configurations that load the rules: compose's and Kubernetes'. */
+  private static final List<Path> PROMETHEUS_CONFIGS = List.of(
+      Repo.ROOT.resolve("deploy/prometheus/prometheus.yml"), Repo.ROOT.resolve("deploy/prometheus/kubernetes.yml"));
 
   /** Each Prometheus alert's runbook annotation, by alert name. */
   private static final Map<String, String> alertRunbooks = new LinkedHashMap<>();
@@ -70,9 +78,12 @@ class RunbooksTest {
   @Test
   void everyAlert_namesItsOwnRunbook_whichExists() {
     assertThat(alertRunbooks).hasSizeGreaterThanOrEqualTo(10);
-    alertRunbooks.forEach((alert, runbook) -> {
-      assertThat(runbook).as("%s's %s annotation", alert, ANNOTATION).isNotNull().startsWith(PREFIX).endsWith(".md");
-      assertThat(Repo.ROOT.resolve(runbook)).as("%s's runbook", alert).isRegularFile();
+    alertRunbooks.forEach((alert, url) -> {
+      assertThat(url).as("%s's %s annotation", alert, ANNOTATION).isNotNull().startsWith(RULE_BASE).endsWith(".md");
+      String runbook = path(url);
+      assertThat(runbook).as("%s's %s annotation: the base, then one page's name", alert, ANNOTATION).matches("[^/{}]+\\.md")
+          .isNotEqualTo("README.md");
+      assertThat(DIR.resolve(runbook)).as("%s's runbook", alert).isRegularFile();
       assertThat(stem(runbook)).as("%s's runbook is named after it, or after its family", alert)
           .isIn(alert, FAMILY_SUFFIX.matcher(alert).replaceFirst(""));
     });
@@ -89,8 +100,7 @@ class RunbooksTest {
 
   @Test
   void everyRunbook_belongsToAnAlert() throws IOException {
-    Set<String> named = new TreeSet<>(alertRunbooks.values());
-    named.addAll(alarmRunbooks);
+    Set<String> named = namedRunbooks();
     assertThat(runbooks().stream().map(page -> PREFIX + page.getFileName()).toList())
         .as("pages of docs/runbooks/ that no alert or alarm names (the index aside)")
         .isSubsetOf(named);
@@ -141,8 +151,7 @@ class RunbooksTest {
     }
     assertThat(panelLinks).as("the alerting panels' runbook links").hasSizeGreaterThanOrEqualTo(10);
 
-    Set<String> named = new TreeSet<>(alertRunbooks.values());
-    named.addAll(alarmRunbooks);
+    Set<String> named = namedRunbooks();
     List<String> all = new ArrayList<>(dashboardLinks);
     all.addAll(panelLinks);
     for (String url : all) {
@@ -153,6 +162,46 @@ class RunbooksTest {
         assertThat(named).as("the runbooks alerts name").contains(path);
       }
     }
+  }
+
+  /**
+   * The base is set once per Prometheus, as the same URL in compose's and Kubernetes' configuration, and the
+   * dashboard's default docs_base is the same place: a URL, not a path, so a notification's link can be clicked.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void theRunbookBase_isOneUrl_setInEachPrometheusConfiguration_andTheDashboard() throws IOException {
+    Set<String> bases = new TreeSet<>();
+    for (Path config : PROMETHEUS_CONFIGS) {
+      Map<String, Object> global = (Map<String, Object>) ((Map<String, Object>) new Yaml().load(Files.readString(config)))
+          .get("global");
+      Map<String, String> external = (Map<String, String>) global.get("external_labels");
+      assertThat(external).as("%s's external_labels", Repo.ROOT.relativize(config)).containsKey(BASE_LABEL);
+      bases.add(external.get(BASE_LABEL));
+    }
+    assertThat(bases).as("the runbook base of every Prometheus configuration").hasSize(1);
+    String base = bases.iterator().next();
+    assertThat(base).as("the runbook base").matches("https://[^\\s{}]+/" + PREFIX.replaceFirst("/$", "")).doesNotEndWith("/");
+
+    Map<String, Object> dashboard = new Yaml().load(Files.readString(Repo.DASHBOARD));
+    Map<String, Object> docsBase = ((List<Map<String, Object>>) ((Map<String, Object>) dashboard.get("templating")).get("list"))
+        .stream().filter(v -> "docs_base".equals(v.get("name"))).findFirst().orElseThrow();
+    assertThat(docsBase.get("query") + "/" + PREFIX.replaceFirst("/$", ""))
+        .as("the dashboard's default docs_base, followed by %s", PREFIX).isEqualTo(base);
+    assertThat(((Map<String, Object>) docsBase.get("current")).get("value")).isEqualTo(docsBase.get("query"));
+  }
+
+  /** The runbooks the alerts and alarms name, as paths from the repository root. */
+  private static Set<String> namedRunbooks() {
+    Set<String> named = new TreeSet<>();
+    alertRunbooks.values().forEach(url -> named.add(PREFIX + path(url)));
+    named.addAll(alarmRunbooks);
+    return named;
+  }
+
+  /** The page an alert's runbook_url names, after its base. */
+  private static String path(String url) {
+    return url.substring(RULE_BASE.length());
   }
 
   private static List<String> urls(List<Map<String, Object>> links) {

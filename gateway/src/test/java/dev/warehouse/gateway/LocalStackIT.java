@@ -442,12 +442,30 @@ class LocalStackIT {
       orderStub().listCustomerOrders(ListCustomerOrdersRequest.newBuilder().setCustomerId("C4821").build());
     }
     assertThat(Dashboard.queries()).hasSizeGreaterThanOrEqualTo(20);
+    // The version and pod variables (All: every value, as .*) and the deploy annotation are used, so run too.
+    assertThat(Dashboard.queryVariables()).contains("version", "pod");
+    assertThat(Dashboard.queries()).anyMatch(q -> q.contains("$pod")).anyMatch(q -> q.contains("$version"));
+    assertThat(Dashboard.annotationQueries()).isNotEmpty();
     // Asked again until the scrapes after that traffic (one a second) give every query data.
     Awaitility.await("every dashboard query has data").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofSeconds(1))
         .untilAsserted(() -> {
           List<String> empty = new ArrayList<>();
-          for (String expr : Dashboard.queries()) {
-            String answer = prometheus.query(expr.replace("$__rate_interval", "1m"));
+          List<String> instant = new ArrayList<>(Dashboard.queries());
+          instant.addAll(Dashboard.variableQueries());
+          for (String expr : instant) {
+            String runnable = Dashboard.runnable(expr);
+            assertThat(runnable).as("%s with its variables replaced", expr).doesNotContain("$");
+            String answer = prometheus.query(runnable);
+            assertThat(answer).as(expr).contains("\"status\":\"success\"");
+            if (answer.contains("\"result\":[]")) {
+              empty.add(expr);
+            }
+          }
+          // An annotation marks a moment: Grafana runs it over the time shown, so it is run from Prometheus's start,
+          // when every process's revision was new to it, to now; each must mark something in that range.
+          for (String expr : Dashboard.annotationQueries()) {
+            String answer = prometheus.queryRange(Dashboard.runnable(expr), prometheus.started(), java.time.Instant.now(),
+                Duration.ofSeconds(5));
             assertThat(answer).as(expr).contains("\"status\":\"success\"");
             if (answer.contains("\"result\":[]")) {
               empty.add(expr);
@@ -455,6 +473,11 @@ class LocalStackIT {
           }
           assertThat(empty).as("dashboard queries without data").isEmpty();
         });
+    // The deploy annotation names the processes whose build appeared: all four, of one revision.
+    assertThat(prometheus.queryRange(Dashboard.runnable(Dashboard.annotationQueries().get(0)), prometheus.started(),
+        java.time.Instant.now(), Duration.ofSeconds(5)))
+        .contains("\"application\":\"gateway\"", "\"application\":\"inventory-service\"",
+            "\"application\":\"order-service\"", "\"revision\":");
 
     // The alert rules: all loaded and evaluating without error, and their SLO ratios computed from the
     // gateway's real series (the circuit test above made the gateway answer UNAVAILABLE).
