@@ -88,7 +88,7 @@ class ComposeFileTest {
   void startsEveryPartOfTheSystem() {
     assertThat(services).containsOnlyKeys(
         "certs", "dev-tokens", "moto", "inventory-service", "order-service", "gateway", "init", "prometheus", "pushgateway",
-        "blackbox", "grafana");
+        "blackbox", "jaeger", "grafana");
     services.forEach((name, service) -> {
       Object image = service.get("image");
       assertThat(image).as(name + " image").isNotNull();
@@ -419,6 +419,22 @@ class ComposeFileTest {
     assertThat(config).contains("      - targets: [\"gateway:" + env("gateway").get("GRPC_PORT") + "\"]\n")
         .contains("        replacement: blackbox:9115\n");
     assertThat(list("blackbox", "volumes")).containsExactly("./deploy/blackbox/blackbox.yml:/etc/blackbox/blackbox.yml:ro");
+  }
+
+  @Test
+  void everyProcess_sendsItsSpansToJaeger_andGrafanaLinksExemplarsToIt() throws IOException {
+    for (String process : List.of("gateway", "inventory-service", "order-service")) {
+      assertThat(env(process)).as(process).containsEntry("OTEL_TRACES_EXPORTER", "otlp")
+          .containsEntry("OTEL_EXPORTER_OTLP_ENDPOINT", "http://jaeger:4318");
+    }
+    assertThat(env("jaeger")).containsEntry("COLLECTOR_OTLP_ENABLED", "true");
+    assertThat(list("jaeger", "ports")).containsExactly("127.0.0.1:16686:16686");
+    assertThat(list("prometheus", "command")).contains("--enable-feature=exemplar-storage",
+        "--config.file=/etc/prometheus/prometheus.yml");
+    assertThat(Files.readString(ROOT.resolve("deploy/grafana/provisioning/datasources/jaeger.yml")))
+        .contains("uid: jaeger").contains("url: http://jaeger:16686");
+    assertThat(Files.readString(ROOT.resolve("deploy/grafana/provisioning/datasources/prometheus.yml")))
+        .contains("datasourceUid: jaeger");
   }
 
   @Test
