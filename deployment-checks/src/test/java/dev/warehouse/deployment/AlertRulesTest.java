@@ -9,7 +9,6 @@ import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -157,15 +156,6 @@ class AlertRulesTest {
 
   /** promtool from PROMTOOL_BIN or the PATH; null when there is none (KubernetesManifestsTest uses it too). */
   static String promtoolBinary() {
-    String configured = System.getenv("PROMTOOL_BIN");
-    if (configured != null && !configured.isBlank()) {
-      return configured;
-    }
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-      if (Files.isExecutable(Path.of(dir, "promtool"))) {
-        return Path.of(dir, "promtool").toString();
-      }
-    }
-    return null;
+    return Tools.find("PROMTOOL_BIN", "promtool").orElse(null);
   }
 }

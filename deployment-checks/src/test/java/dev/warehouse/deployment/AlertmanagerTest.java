@@ -7,10 +7,8 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.sun.net.httpserver.HttpServer;
-import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -83,7 +81,7 @@ class AlertmanagerTest {
     Path file = dir.resolve("alertmanager.yml");
     Files.writeString(file, new Yaml().dump(config));
 
-    int port = freePort();
+    int port = Tools.freePort();
     Process alertmanager = new ProcessBuilder(binary("ALERTMANAGER_BIN", "prometheus-alertmanager", "alertmanager"),
         "--config.file=" + file, "--storage.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:" + port,
         "--cluster.listen-address=")
@@ -172,12 +170,6 @@ class AlertmanagerTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
-  }
-
   /** Runs amtool in deploy/alertmanager; returns its output, failing on a non-zero exit. */
   private static String amtool(String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of(binary("AMTOOL_BIN", "amtool")));
@@ -192,18 +184,6 @@ class AlertmanagerTest {
 
   /** The tool from {@code variable} or the PATH (a missing tool fails, never skips: ./test.sh installs it). */
   private static String binary(String variable, String... names) {
-    String configured = System.getenv(variable);
-    if (configured != null && !configured.isBlank()) {
-      return configured;
-    }
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-      for (String name : names) {
-        if (Files.isExecutable(Path.of(dir, name))) {
-          return Path.of(dir, name).toString();
-        }
-      }
-    }
-    throw new AssertionError(names[0] + " is missing: ./test.sh installs it (Debian's prometheus-alertmanager package),"
-        + " or set " + variable);
+    return Tools.require(variable, "prometheus-alertmanager", names);
   }
 }

@@ -6,10 +6,8 @@ import io.grpc.Server;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.protobuf.services.HealthStatusManager;
-import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -55,7 +53,7 @@ class BlackboxProbeTest {
     HealthStatusManager health = new HealthStatusManager();
     Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
         .addService(health.getHealthService()).build().start();
-    int port = freePort();
+    int port = Tools.freePort();
     Process exporter = new ProcessBuilder(binary(), "--config.file=" + CONFIG, "--web.listen-address=127.0.0.1:" + port)
         .redirectErrorStream(true).redirectOutput(dir.resolve("blackbox.log").toFile()).start();
     try {
@@ -78,26 +76,9 @@ class BlackboxProbeTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
-  }
-
   /** The exporter from BLACKBOX_EXPORTER_BIN or the PATH (a missing tool fails, never skips). */
   private static String binary() {
-    String configured = System.getenv("BLACKBOX_EXPORTER_BIN");
-    if (configured != null && !configured.isBlank()) {
-      return configured;
-    }
-    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
-      for (String name : new String[] {"prometheus-blackbox-exporter", "blackbox_exporter"}) {
-        if (Files.isExecutable(Path.of(dir, name))) {
-          return Path.of(dir, name).toString();
-        }
-      }
-    }
-    throw new AssertionError("the blackbox exporter is missing: ./test.sh installs it (Debian's"
-        + " prometheus-blackbox-exporter package), or set BLACKBOX_EXPORTER_BIN");
+    return Tools.require("BLACKBOX_EXPORTER_BIN", "prometheus-blackbox-exporter", "prometheus-blackbox-exporter",
+        "blackbox_exporter");
   }
 }
