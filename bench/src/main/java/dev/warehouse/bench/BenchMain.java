@@ -13,6 +13,7 @@ import dev.warehouse.bench.scenario.SecurityCost;
 import dev.warehouse.bench.scenario.Settings;
 import dev.warehouse.bench.scenario.StartUp;
 import dev.warehouse.bench.scenario.SustainedLoad;
+import dev.warehouse.bench.scenario.TracingCost;
 import dev.warehouse.bench.scenario.overload.Overload;
 import dev.warehouse.bench.scenario.writeshards.WriteShards;
 import dev.warehouse.bench.stack.Jars;
@@ -36,7 +37,7 @@ import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
  * Runs every scenario against the system it starts itself, and writes the report:
- * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9,10,11,12] [--out docs/benchmarks.md]
+ * {@code java -jar bench/target/bench.jar [--quick] [--only 1,2,3,4,5,6,7,8,9,10,11,12,13] [--out docs/benchmarks.md]
  * [--json target/benchmarks.json] [--baseline DIR] [--java25 PATH]} (see {@code bench.sh}); {@code --only 1s} runs only
  * the stand-in half of scenario 1. {@code --java25 PATH} (or {@code JAVA25_HOME}): a JDK 25 or later, its directory or
  * its java, on which scenario 5 also starts the jars from their AOT caches. {@code --baseline DIR}: scenario 9 also measures PlaceOrder of the build whose jars DIR holds
@@ -60,7 +61,7 @@ public final class BenchMain {
     }
     boolean quick = List.of(args).contains("--quick");
     int onlyAt = List.of(args).indexOf("--only");
-    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12");
+    List<String> only = onlyAt >= 0 ? List.of(args[onlyAt + 1].split(",")) : List.of("1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13");
     int out = List.of(args).indexOf("--out");
     Path root = Path.of(System.getProperty("project.root", ".")).toAbsolutePath().normalize();
     Path markdown = root.resolve(out >= 0 ? args[out + 1] : "docs/benchmarks.md");
@@ -161,6 +162,11 @@ public final class BenchMain {
     if (only.contains("12")) {
       log("scenario 12 (quotas per caller, and a cold burst)");
       CallerQuotas.run(root, settings, report);
+    }
+
+    if (only.contains("13")) {
+      log("scenario 13 (what tracing costs per call)");
+      TracingCost.run(root, settings, report);
     }
 
     Duration took = Duration.between(started, Instant.now());

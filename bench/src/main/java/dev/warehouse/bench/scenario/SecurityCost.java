@@ -9,10 +9,12 @@ import dev.warehouse.bench.load.KeyChooser;
 import dev.warehouse.bench.report.Report;
 import dev.warehouse.bench.stack.MachineCpu;
 import dev.warehouse.bench.stack.Proc;
+import dev.warehouse.bench.stack.Processes;
 import dev.warehouse.bench.stack.Stack;
 import dev.warehouse.bench.standin.StandInDynamo;
 import dev.warehouse.bench.stats.Summary;
 import dev.warehouse.bench.target.GrpcTarget;
+import dev.warehouse.bench.target.GrpcTargets;
 import dev.warehouse.bench.target.Target;
 import dev.warehouse.bench.target.Target.Op;
 import io.grpc.ChannelCredentials;
@@ -79,20 +81,19 @@ public final class SecurityCost {
         .keyManager(certs.resolve("client.pem").toFile(), certs.resolve("client-key.pem").toFile()).build();
 
     String table = "bench-" + UUID.randomUUID();
-    Path logs = root.resolve("target/bench-logs");
-    List<Proc> procs = new ArrayList<>();
-    try (StandInDynamo standIn = StandInDynamo.start(table)) {
+    try (StandInDynamo standIn = StandInDynamo.start(table); Processes processes = new Processes(root);
+        GrpcTargets targets = new GrpcTargets()) {
       Map<String, String> plainService = Stack.serviceEnv(standIn.endpoint(), table);
-      Proc inventory = start(procs, root, logs, "inventory-service", "inventory-service-plaintext", plainService);
+      Proc inventory = processes.start("inventory-service", "inventory-service-plaintext", plainService);
       // Each order-service holds its orders' stock at the inventory of its own kind: plaintext, or over mTLS.
-      Proc orders = start(procs, root, logs, "order-service", "order-service-plaintext",
+      Proc orders = processes.start("order-service", "order-service-plaintext",
           with(plainService, "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort));
-      Proc mtlsInventory = start(procs, root, logs, "inventory-service", "inventory-service-mtls",
+      Proc mtlsInventory = processes.start("inventory-service", "inventory-service-mtls",
           mtlsService(plainService, certs, "inventory-service"));
       Map<String, String> mtlsOrderEnv = new LinkedHashMap<>(mtlsService(plainService, certs, "order-service"));
       mtlsOrderEnv.putAll(Map.of("INVENTORY_ADDRESSES", "127.0.0.1:" + mtlsInventory.grpcPort, "INVENTORY_TLS_MODE", "mtls",
           "INVENTORY_TRUSTED_PEERS", "spiffe://warehouse.local/inventory-service"));
-      Proc mtlsOrders = start(procs, root, logs, "order-service", "order-service-mtls", mtlsOrderEnv);
+      Proc mtlsOrders = processes.start("order-service", "order-service-mtls", mtlsOrderEnv);
       for (Proc p : List.of(inventory, orders)) {
         p.awaitServing(120_000);
       }
@@ -113,14 +114,14 @@ public final class SecurityCost {
           "AUTH_JWT_AUDIENCE", "warehouse-gateway"));
 
       Map<String, Proc> gateways = new LinkedHashMap<>();
-      gateways.put(PLAINTEXT, start(procs, root, logs, "gateway", "gateway-plaintext",
+      gateways.put(PLAINTEXT, processes.start("gateway", "gateway-plaintext",
           with(plainBackends, "AUTH_MODE", "none")));
-      gateways.put(MTLS_INSIDE, start(procs, root, logs, "gateway", "gateway-mtls-inside",
+      gateways.put(MTLS_INSIDE, processes.start("gateway", "gateway-mtls-inside",
           with(mtlsBackends, "AUTH_MODE", "none")));
-      gateways.put(JWT, start(procs, root, logs, "gateway", "gateway-tls-jwt", with(authenticating, "GRPC_TLS_MODE", "tls")));
-      gateways.put(JWT_UNCACHED, start(procs, root, logs, "gateway", "gateway-tls-jwt-uncached",
+      gateways.put(JWT, processes.start("gateway", "gateway-tls-jwt", with(authenticating, "GRPC_TLS_MODE", "tls")));
+      gateways.put(JWT_UNCACHED, processes.start("gateway", "gateway-tls-jwt-uncached",
           with(with(authenticating, "GRPC_TLS_MODE", "tls"), "AUTH_TOKEN_CACHE_SIZE", "0")));
-      gateways.put(CLIENT_CERT, start(procs, root, logs, "gateway", "gateway-mtls-cert",
+      gateways.put(CLIENT_CERT, processes.start("gateway", "gateway-mtls-cert",
           with(authenticating, "GRPC_TLS_MODE", "mtls")));
       gateways.get(PLAINTEXT).awaitServing(120_000);
       gateways.get(MTLS_INSIDE).awaitServing(120_000);
@@ -132,28 +133,15 @@ public final class SecurityCost {
       Map<String, ChannelCredentials> credentials = Map.of(PLAINTEXT, InsecureChannelCredentials.create(),
           MTLS_INSIDE, InsecureChannelCredentials.create(), JWT, serverOnly, JWT_UNCACHED, serverOnly,
           CLIENT_CERT, withClientCert);
-      List<GrpcTarget> opened = new ArrayList<>();
-      try {
-        Map<String, Target> targets = new LinkedHashMap<>();
-        for (String layer : gateways.keySet()) {
-          GrpcTarget target = new GrpcTarget(layer, "127.0.0.1:" + gateways.get(layer).grpcPort,
-              "127.0.0.1:" + gateways.get(layer).grpcPort, data, credentials.get(layer),
-              Set.of(JWT, JWT_UNCACHED).contains(layer) ? List.of(bearer(token)) : List.of());
-          opened.add(target);
-          targets.put(layer, target);
-        }
-        requireRefusalWithoutToken(gateways.get(JWT), serverOnly, data);
-        requireRefusalWithoutToken(gateways.get(JWT_UNCACHED), serverOnly, data);
-        measure(targets, gateways, List.of(inventory, orders), List.of(mtlsInventory, mtlsOrders), settings, report);
-      } finally {
-        for (GrpcTarget target : opened) {
-          target.close();
-        }
+      for (String layer : gateways.keySet()) {
+        targets.add(new GrpcTarget(layer, "127.0.0.1:" + gateways.get(layer).grpcPort,
+            "127.0.0.1:" + gateways.get(layer).grpcPort, data, credentials.get(layer),
+            Set.of(JWT, JWT_UNCACHED).contains(layer) ? List.of(bearer(token)) : List.of()));
       }
-    } finally {
-      for (int i = procs.size() - 1; i >= 0; i--) {
-        procs.get(i).close();
-      }
+      requireRefusalWithoutToken(gateways.get(JWT), serverOnly, data);
+      requireRefusalWithoutToken(gateways.get(JWT_UNCACHED), serverOnly, data);
+      measure(targets.byLayer(), gateways, List.of(inventory, orders), List.of(mtlsInventory, mtlsOrders), settings,
+          report);
     }
   }
 
@@ -279,7 +267,7 @@ public final class SecurityCost {
   }
 
   /** Waits, at most {@code limit}, until the machine is under {@code share} busy over a second; returns the last share. */
-  private static double awaitQuiet(double share, Duration limit) throws InterruptedException {
+  static double awaitQuiet(double share, Duration limit) throws InterruptedException {
     long giveUp = System.nanoTime() + limit.toNanos();
     double busy;
     do {
@@ -347,13 +335,6 @@ public final class SecurityCost {
     Map<String, String> all = new LinkedHashMap<>(env);
     all.put(name, value);
     return all;
-  }
-
-  private static Proc start(List<Proc> procs, Path root, Path logs, String module, String name, Map<String, String> env)
-      throws IOException {
-    Proc proc = Stack.java(root, logs, module, name, env);
-    procs.add(proc);
-    return proc;
   }
 
   /** Runs one of the dev kit's commands ({@code certs}, {@code dev-tokens}) as {@code run.sh} does. */
