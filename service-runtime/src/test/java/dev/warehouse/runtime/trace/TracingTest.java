@@ -163,6 +163,42 @@ class TracingTest {
         + "[0-9a-f]{16}\",trace_id=\"" + ids.get(0) + "\"\\}");
   }
 
+  @Test
+  void theStandardVariables_sendSampledSpansOverOtlp_andTheRatioSamplerKeepsNoneAtZero() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger exports = new java.util.concurrent.atomic.AtomicInteger();
+    com.sun.net.httpserver.HttpServer receiver = com.sun.net.httpserver.HttpServer.create(
+        new java.net.InetSocketAddress("127.0.0.1", 0), 8);
+    receiver.createContext("/v1/traces", exchange -> {
+      exchange.getRequestBody().readAllBytes();
+      exports.incrementAndGet();
+      exchange.sendResponseHeaders(200, -1);
+      exchange.close();
+    });
+    receiver.start();
+    try {
+      String endpoint = "http://127.0.0.1:" + receiver.getAddress().getPort();
+      dev.warehouse.runtime.env.EnvReader sampled = new dev.warehouse.runtime.env.EnvReader(java.util.Map.of(
+          "OTEL_TRACES_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT", endpoint));
+      dev.warehouse.runtime.env.EnvReader none = new dev.warehouse.runtime.env.EnvReader(java.util.Map.of(
+          "OTEL_TRACES_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT", endpoint,
+          "OTEL_TRACES_SAMPLER", "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG", "0"));
+      for (dev.warehouse.runtime.env.EnvReader reader : List.of(none, sampled)) {
+        TraceSettings settings = TraceSettings.read(reader, false);
+        reader.throwIfProblems();
+        assertThat(settings.exporterName()).isEqualTo("otlp");
+        try (Tracing tracing = Tracing.open("standard", settings)) {
+          ManagedChannel front = serve(tracing, back());
+          callWithCallersTrace(front);
+          tracing.close(); // flushes what the batch holds
+        }
+        // The ratio 0 exported nothing; the default sampler exported the call's span.
+        assertThat(exports.get()).isEqualTo(reader == none ? 0 : 1);
+      }
+    } finally {
+      receiver.stop(0);
+    }
+  }
+
   private static SpanData only(List<SpanData> spans, SpanKind kind, String service) {
     return spans.stream().filter(span -> span.getKind() == kind && service.equals(span.getResource().getAttribute(
         io.opentelemetry.api.common.AttributeKey.stringKey("service.name")))).reduce((a, b) -> {
