@@ -1,15 +1,12 @@
 package dev.warehouse.simulation;
 
+import dev.warehouse.runtime.testing.MotoRelay;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,9 +33,6 @@ import software.amazon.awssdk.http.SdkHttpRequest;
 final class StepProxy implements AutoCloseable {
 
   static final String ACTOR_HEADER = "x-sim-actor";
-  private static final String ERROR_TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#";
-  private static final Set<String> UNFORWARDED_HEADERS =
-      Set.of("host", "content-length", "connection", "expect", "upgrade", "transfer-encoding", "keep-alive");
   /** How long no new request must arrive before the parked set counts as settled (requests sent "at once"). */
   private static final long SETTLE_NANOS = TimeUnit.MILLISECONDS.toNanos(4);
 
@@ -79,14 +73,13 @@ final class StepProxy implements AutoCloseable {
     }
   }
 
-  private final URI target;
+  private final MotoRelay moto;
   private final HttpServer server;
   private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "step-proxy");
     t.setDaemon(true);
     return t;
   });
-  private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private final Object lock = new Object();
   private final List<Parked> parked = new ArrayList<>();
   private final Set<String> live = new HashSet<>();
@@ -94,7 +87,7 @@ final class StepProxy implements AutoCloseable {
   private long lastArrivalNanos;
 
   StepProxy(URI target) throws IOException {
-    this.target = target;
+    this.moto = new MotoRelay(target);
     this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     server.createContext("/", this::handle);
     server.setExecutor(executor);
@@ -175,7 +168,7 @@ final class StepProxy implements AutoCloseable {
     String amzTarget = exchange.getRequestHeaders().getFirst("X-Amz-Target");
     String operation = amzTarget == null ? "" : amzTarget.substring(amzTarget.indexOf('.') + 1);
     if (actor == null) {
-      answer(exchange, forward(exchange, body));
+      MotoRelay.answer(exchange, moto.forward(exchange, body));
       return;
     }
     Parked request;
@@ -188,10 +181,10 @@ final class StepProxy implements AutoCloseable {
     try {
       Outcome outcome = request.decision.get(60, TimeUnit.SECONDS);
       switch (outcome) {
-        case APPLIED -> answer(exchange, forward(exchange, body));
+        case APPLIED -> MotoRelay.answer(exchange, moto.forward(exchange, body));
         case CONFLICT -> conflict(exchange, request);
         case ANSWER_LOST -> {
-          forward(exchange, body);
+          moto.forward(exchange, body);
           // Throwing from the handler makes the server close the connection without an answer.
           throw new IOException("answer lost on purpose");
         }
@@ -215,47 +208,19 @@ final class StepProxy implements AutoCloseable {
       for (int i = 1; i < items; i++) {
         reasons.append(",{\"Code\":\"None\"}");
       }
-      json = "{\"__type\":\"" + ERROR_TYPE_PREFIX + "TransactionCanceledException\",\"message\":\"Transaction cancelled "
+      json = "{\"__type\":\"" + MotoRelay.ERROR_TYPE_PREFIX
+          + "TransactionCanceledException\",\"message\":\"Transaction cancelled "
           + "[TransactionConflict]\",\"CancellationReasons\":" + reasons + "]}";
     } else {
-      json = "{\"__type\":\"" + ERROR_TYPE_PREFIX + "TransactionConflictException\",\"message\":\"Transaction is ongoing "
+      json = "{\"__type\":\"" + MotoRelay.ERROR_TYPE_PREFIX
+          + "TransactionConflictException\",\"message\":\"Transaction is ongoing "
           + "for the item\"}";
     }
-    exchange.getResponseHeaders().set("Content-Type", "application/x-amz-json-1.0");
-    send(exchange, 400, json.getBytes(StandardCharsets.UTF_8));
+    MotoRelay.answerError(exchange, 400, json);
   }
 
-  private HttpResponse<byte[]> forward(HttpExchange exchange, byte[] body) throws IOException {
-    HttpRequest.Builder request = HttpRequest.newBuilder(target.resolve(exchange.getRequestURI()))
-        .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(body));
-    exchange.getRequestHeaders().forEach((name, values) -> {
-      if (!UNFORWARDED_HEADERS.contains(name.toLowerCase())) {
-        values.forEach(v -> request.header(name, v));
-      }
-    });
-    try {
-      return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException(e);
-    }
-  }
 
-  private static void answer(HttpExchange exchange, HttpResponse<byte[]> response) throws IOException {
-    response.headers().map().forEach((name, values) -> {
-      if (!UNFORWARDED_HEADERS.contains(name.toLowerCase()) && !name.startsWith(":")) {
-        exchange.getResponseHeaders().put(name, List.copyOf(values));
-      }
-    });
-    send(exchange, response.statusCode(), response.body());
-  }
 
-  private static void send(HttpExchange exchange, int status, byte[] body) throws IOException {
-    exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-    try (OutputStream out = exchange.getResponseBody()) {
-      out.write(body);
-    }
-  }
 
   @Override
   public void close() {

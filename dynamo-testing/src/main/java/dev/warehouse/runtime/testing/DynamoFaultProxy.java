@@ -4,17 +4,13 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -50,9 +46,6 @@ public final class DynamoFaultProxy implements AutoCloseable {
     AFTER_APPLIED
   }
 
-  private static final Set<String> UNFORWARDED_HEADERS =
-      Set.of("host", "content-length", "connection", "expect", "upgrade", "transfer-encoding", "keep-alive");
-  private static final String ERROR_TYPE_PREFIX = "com.amazonaws.dynamodb.v20120810#";
 
   /** A fault for the next {@code remaining} calls of an operation whose body holds {@code bodyContains} (null: any). */
   private record Rule(Fault fault, AtomicInteger remaining, Duration delay, String bodyContains) {
@@ -74,14 +67,13 @@ public final class DynamoFaultProxy implements AutoCloseable {
     }
   }
 
-  private final URI target;
+  private final MotoRelay moto;
   private final HttpServer server;
   private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "fault-proxy");
     t.setDaemon(true);
     return t;
   });
-  private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private final Map<String, Rule> rules = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
   private final AtomicInteger injected = new AtomicInteger();
@@ -92,7 +84,7 @@ public final class DynamoFaultProxy implements AutoCloseable {
   private record Hold(AtomicInteger remaining, CountDownLatch gate) {}
 
   private DynamoFaultProxy(URI target) throws IOException {
-    this.target = target;
+    this.moto = new MotoRelay(target);
     this.server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     server.createContext("/", this::handle);
     server.setExecutor(executor);
@@ -191,11 +183,11 @@ public final class DynamoFaultProxy implements AutoCloseable {
     for (Hook hook : hooks) {
       if (hook.matches(operation, body) && hook.remaining().getAndDecrement() > 0) {
         if (hook.phase() == Phase.AFTER_APPLIED) {
-          HttpResponse<byte[]> applied = forwardOnly(exchange, body);
+          HttpResponse<byte[]> applied = moto.forward(exchange, body);
           if (applied.statusCode() != 200) {
             // Refused (a condition, a conflict): nothing was applied, so this is not the hook's point. Answer it.
             hook.remaining().incrementAndGet();
-            answer(exchange, applied);
+            MotoRelay.answer(exchange, applied);
             return;
           }
         }
@@ -247,7 +239,7 @@ public final class DynamoFaultProxy implements AutoCloseable {
           answer.add("Responses", new com.google.gson.JsonObject());
           answer.add("UnprocessedKeys", asked.get("RequestItems"));
           exchange.getResponseHeaders().set("Content-Type", "application/x-amz-json-1.0");
-          send(exchange, 200, answer.toString().getBytes(StandardCharsets.UTF_8));
+          MotoRelay.send(exchange, 200, answer.toString().getBytes(StandardCharsets.UTF_8));
           return;
         }
         case DELAY -> sleep(rule.delay());
@@ -257,36 +249,9 @@ public final class DynamoFaultProxy implements AutoCloseable {
   }
 
   private void forward(HttpExchange exchange, byte[] body, Duration answerAfter) throws IOException {
-    HttpResponse<byte[]> response = forwardOnly(exchange, body);
+    HttpResponse<byte[]> response = moto.forward(exchange, body);
     sleep(answerAfter);
-    answer(exchange, response);
-  }
-
-  /** Answers the caller with moto's {@code response}. */
-  private static void answer(HttpExchange exchange, HttpResponse<byte[]> response) throws IOException {
-    response.headers().map().forEach((name, values) -> {
-      if (!UNFORWARDED_HEADERS.contains(name.toLowerCase()) && !name.startsWith(":")) {
-        exchange.getResponseHeaders().put(name, List.copyOf(values));
-      }
-    });
-    send(exchange, response.statusCode(), response.body());
-  }
-
-  /** Sends the request on to moto and returns moto's answer, without answering the caller. */
-  private HttpResponse<byte[]> forwardOnly(HttpExchange exchange, byte[] body) throws IOException {
-    HttpRequest.Builder request = HttpRequest.newBuilder(target.resolve(exchange.getRequestURI()))
-        .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(body));
-    exchange.getRequestHeaders().forEach((name, values) -> {
-      if (!UNFORWARDED_HEADERS.contains(name.toLowerCase())) {
-        values.forEach(v -> request.header(name, v));
-      }
-    });
-    try {
-      return client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException(e);
-    }
+    MotoRelay.answer(exchange, response);
   }
 
   /** One cancellation reason per transaction item (each carries a TableName): the first has {@code code}. */
@@ -302,17 +267,11 @@ public final class DynamoFaultProxy implements AutoCloseable {
   }
 
   private static void respondError(HttpExchange exchange, int status, String type, String extra) throws IOException {
-    String json = "{\"__type\":\"" + ERROR_TYPE_PREFIX + type + "\",\"message\":\"fault injected: " + type + "\"" + extra + "}";
-    exchange.getResponseHeaders().set("Content-Type", "application/x-amz-json-1.0");
-    send(exchange, status, json.getBytes(StandardCharsets.UTF_8));
+    String json = "{\"__type\":\"" + MotoRelay.ERROR_TYPE_PREFIX + type + "\",\"message\":\"fault injected: " + type
+        + "\"" + extra + "}";
+    MotoRelay.answerError(exchange, status, json);
   }
 
-  private static void send(HttpExchange exchange, int status, byte[] body) throws IOException {
-    exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-    try (OutputStream out = exchange.getResponseBody()) {
-      out.write(body);
-    }
-  }
 
   /** The injected delay itself: a slow database, modelled. */
   private static void sleep(Duration delay) {
