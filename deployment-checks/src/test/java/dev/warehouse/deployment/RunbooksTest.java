@@ -40,7 +40,9 @@ class RunbooksTest {
   private static final Path RULES = Repo.ROOT.resolve("deploy/prometheus/alerts.yml");
   private static final Path TABLE_TEMPLATE = Repo.ROOT.resolve("deploy/aws/warehouse-table.yaml");
   private static final Path ALERT_LIST = Repo.ROOT.resolve("docs/alerts.md");
-  private static final Pattern ALARM_RUNBOOK = Pattern.compile("Runbook: (\\S+)");
+  /** An alarm's link: the template's RunbookBase parameter, then one page's name. */
+  private static final Pattern ALARM_RUNBOOK = Pattern.compile("Runbook: \\$\\{RunbookBase}/(\\S+)");
+  private static final Pattern ALARM_BASE = Pattern.compile("\n  RunbookBase:\n    Type: String\n    Default: (\\S+)\n");
   private static final Pattern FAMILY_SUFFIX = Pattern.compile("(Fast|Medium|Slow)$");
   /** What the dashboard's runbook links start with: its variable for where the repository is browsed. */
   static final String DASHBOARD_BASE = "${docs_base}/";
@@ -71,7 +73,7 @@ class RunbooksTest {
     }
     Matcher m = ALARM_RUNBOOK.matcher(Files.readString(TABLE_TEMPLATE));
     while (m.find()) {
-      alarmRunbooks.add(m.group(1));
+      alarmRunbooks.add(PREFIX + m.group(1));
     }
   }
 
@@ -179,7 +181,10 @@ class RunbooksTest {
       assertThat(external).as("%s's external_labels", Repo.ROOT.relativize(config)).containsKey(BASE_LABEL);
       bases.add(external.get(BASE_LABEL));
     }
-    assertThat(bases).as("the runbook base of every Prometheus configuration").hasSize(1);
+    Matcher alarmBase = ALARM_BASE.matcher(Files.readString(TABLE_TEMPLATE));
+    assertThat(alarmBase.find()).as("the CloudFormation template's RunbookBase parameter").isTrue();
+    bases.add(alarmBase.group(1));
+    assertThat(bases).as("the runbook base of every Prometheus configuration and of the alarms").hasSize(1);
     String base = bases.iterator().next();
     assertThat(base).as("the runbook base").matches("https://[^\\s{}]+/" + PREFIX.replaceFirst("/$", "")).doesNotEndWith("/");
 
