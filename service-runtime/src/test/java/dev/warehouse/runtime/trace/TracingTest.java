@@ -199,6 +199,38 @@ class TracingTest {
     }
   }
 
+  @Test
+  void theLoggingExporter_writesEachSpanAsALogRecord() throws Exception {
+    // What OTEL_TRACES_EXPORTER=logging ./run.sh does: each span a java.util.logging record (bridged into our lines).
+    java.util.logging.Logger exporterLog =
+        java.util.logging.Logger.getLogger("io.opentelemetry.exporter.logging.LoggingSpanExporter");
+    List<String> records = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.logging.Handler handler = new java.util.logging.Handler() {
+      @Override
+      public void publish(java.util.logging.LogRecord record) {
+        records.add(record.getMessage()); // the exporter formats its line itself
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    exporterLog.addHandler(handler);
+    try {
+      dev.warehouse.runtime.env.EnvReader reader = new dev.warehouse.runtime.env.EnvReader(java.util.Map.of(
+          "OTEL_TRACES_EXPORTER", "logging"));
+      try (Tracing tracing = Tracing.open("logged", TraceSettings.read(reader, false))) {
+        callWithCallersTrace(serve(tracing, back()));
+      }
+      assertThat(records).anySatisfy(line -> assertThat(line)
+          .contains("'warehouse.admin.v1.AdminService/ListHotKeys' : ").contains(" SERVER "));
+    } finally {
+      exporterLog.removeHandler(handler);
+    }
+  }
+
   private static SpanData only(List<SpanData> spans, SpanKind kind, String service) {
     return spans.stream().filter(span -> span.getKind() == kind && service.equals(span.getResource().getAttribute(
         io.opentelemetry.api.common.AttributeKey.stringKey("service.name")))).reduce((a, b) -> {
