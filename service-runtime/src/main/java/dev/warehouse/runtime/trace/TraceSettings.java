@@ -38,11 +38,11 @@ public record TraceSettings(Exporting exporting, boolean trustIncoming) {
       }
     }
 
-    /** Every span, sampled, to {@code exporter} as it ends: tests and the benchmark. */
+    /** Every span, sampled, to {@code exporter} as it ends: what the tests read their spans from. */
     record To(SpanExporter exporter) implements Exporting {}
   }
 
-  /** The same, with every span sent to {@code exporter}. */
+  /** Every span sent to {@code exporter} as it ends, a caller's {@code traceparent} continued or not. */
   public static TraceSettings exportingTo(SpanExporter exporter, boolean trustIncoming) {
     return new TraceSettings(new Exporting.To(exporter), trustIncoming);
   }
