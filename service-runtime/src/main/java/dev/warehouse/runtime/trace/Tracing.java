@@ -21,7 +21,12 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.SpanId;
+import io.opentelemetry.api.trace.TraceFlags;
+import io.opentelemetry.api.trace.TraceId;
+import io.opentelemetry.api.trace.TraceState;
 import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.TracerProvider;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapGetter;
@@ -39,6 +44,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * One trace per call, across every hop: a SERVER span for each call a process serves, a CLIENT span for each call it
@@ -77,11 +83,10 @@ public final class Tracing implements AutoCloseable {
 
     @Override
     public String get(Metadata headers, String key) {
-      return headers == null ? null : headers.get(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER));
+      return headers == null ? null : headers.get(headerKey(key));
     }
   };
-  private static final TextMapSetter<Metadata> TO_HEADERS =
-      (headers, key, value) -> headers.put(Metadata.Key.of(key, Metadata.ASCII_STRING_MARSHALLER), value);
+  private static final TextMapSetter<Metadata> TO_HEADERS = (headers, key, value) -> headers.put(headerKey(key), value);
 
   private final Tracer tracer;
   private final boolean trustIncoming;
@@ -118,8 +123,8 @@ public final class Tracing implements AutoCloseable {
           .build().getOpenTelemetrySdk();
       return new Tracing(sdk.getTracer(Tracing.class.getName()), settings.trustIncoming(), true, sdk::close);
     }
-    // Off: ids made and passed on, nothing recorded.
-    return new Tracing(new IdsOnly(), settings.trustIncoming(), false, () -> {});
+    // Off: ids made and passed on (start), nothing recorded; no SDK class is loaded.
+    return new Tracing(TracerProvider.noop().get(Tracing.class.getName()), settings.trustIncoming(), false, () -> {});
   }
 
   /** The tracer, for spans of this process's own (a DynamoDB request's, say). */
@@ -218,6 +223,9 @@ public final class Tracing implements AutoCloseable {
   }
 
   private Span start(MethodDescriptor<?, ?> method, Context parent, SpanKind kind) {
+    if (!recording) {
+      return idsOnly(parent);
+    }
     String service = method.getServiceName();
     return tracer.spanBuilder(method.getFullMethodName()).setParent(parent).setSpanKind(kind)
         .setAttribute(RPC_SYSTEM, "grpc")
@@ -226,12 +234,38 @@ public final class Tracing implements AutoCloseable {
         .startSpan();
   }
 
+  /**
+   * A span that is only its ids, for tracing off: the parent's trace id (a new one at a root) and a new span id,
+   * recorded nowhere. The SDK with its always-off sampler makes no ids for a root span at all, and a call's log
+   * lines need one.
+   */
+  private static Span idsOnly(Context parent) {
+    SpanContext parentSpan = Span.fromContext(parent).getSpanContext();
+    ThreadLocalRandom random = ThreadLocalRandom.current();
+    String spanId = SpanId.fromLong(random.nextLong() | 1);
+    if (!parentSpan.isValid()) {
+      return Span.wrap(SpanContext.create(TraceId.fromLongs(random.nextLong() | 1, random.nextLong()), spanId,
+          TraceFlags.getDefault(), TraceState.getDefault()));
+    }
+    return Span.wrap(SpanContext.create(parentSpan.getTraceId(), spanId, parentSpan.getTraceFlags(),
+        parentSpan.getTraceState()));
+  }
+
   private static void end(Span span, Status status, boolean error) {
     span.setAttribute(RPC_STATUS, (long) status.getCode().value());
     if (error) {
       span.setStatus(StatusCode.ERROR, status.getCode().name());
     }
     span.end();
+  }
+
+  /** The W3C headers' keys, made once: the propagator asks for them on every call. */
+  private static Metadata.Key<String> headerKey(String name) {
+    return switch (name) {
+      case "traceparent" -> TRACEPARENT;
+      case "tracestate" -> TRACESTATE;
+      default -> Metadata.Key.of(name, Metadata.ASCII_STRING_MARSHALLER);
+    };
   }
 
   private static boolean untraced(String fullMethodName) {
