@@ -81,10 +81,9 @@ public final class DynamoMetrics implements ExecutionInterceptor {
     boolean unprocessed = response instanceof BatchGetItemResponse batch && batch.hasUnprocessedKeys()
         && !batch.unprocessedKeys().isEmpty();
     record(attributes, operation, pattern, unprocessed ? "throttled" : "success");
-    double consumedUnits = 0;
-    for (ConsumedCapacity capacity : consumed(response)) {
+    List<ConsumedCapacity> capacities = consumed(response);
+    for (ConsumedCapacity capacity : capacities) {
       if (capacity != null && capacity.capacityUnits() != null) {
-        consumedUnits += capacity.capacityUnits();
         if (capacity.readCapacityUnits() != null || capacity.writeCapacityUnits() != null) {
           // A transaction splits them: its ConditionChecks are reads, whatever the operation's name says.
           countUnits(operation, pattern, "read", capacity.readCapacityUnits());
@@ -94,7 +93,7 @@ public final class DynamoMetrics implements ExecutionInterceptor {
         }
       }
     }
-    countKeys(context.request(), pattern, consumedUnits);
+    countKeys(context.request(), pattern, totalUnits(capacities));
     if (response instanceof QueryResponse query) {
       countItems(operation, pattern, query.scannedCount(), query.count());
     } else if (response instanceof ScanResponse scan) {
@@ -160,6 +159,17 @@ public final class DynamoMetrics implements ExecutionInterceptor {
   private static boolean isRead(String operation) {
     return operation.startsWith("Get") || operation.startsWith("Query") || operation.startsWith("Scan")
         || operation.startsWith("BatchGet") || operation.startsWith("Describe");
+  }
+
+  /** The capacity units {@code capacities} add up to (a transaction's and a batch's, over their tables). */
+  static double totalUnits(List<ConsumedCapacity> capacities) {
+    double units = 0;
+    for (ConsumedCapacity capacity : capacities) {
+      if (capacity != null && capacity.capacityUnits() != null) {
+        units += capacity.capacityUnits();
+      }
+    }
+    return units;
   }
 
   static List<ConsumedCapacity> consumed(SdkResponse response) {

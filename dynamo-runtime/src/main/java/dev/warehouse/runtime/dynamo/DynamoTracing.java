@@ -12,7 +12,6 @@ import software.amazon.awssdk.core.interceptor.ExecutionAttribute;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.core.interceptor.SdkExecutionAttribute;
-import software.amazon.awssdk.services.dynamodb.model.ConsumedCapacity;
 
 /**
  * A CLIENT span for every DynamoDB request (one per attempt: the SDK's own retries are off), a child of the call the
@@ -53,13 +52,7 @@ public final class DynamoTracing implements ExecutionInterceptor {
     if (span == null) {
       return;
     }
-    double units = 0;
-    for (ConsumedCapacity capacity : DynamoMetrics.consumed(context.response())) {
-      if (capacity != null && capacity.capacityUnits() != null) {
-        units += capacity.capacityUnits();
-      }
-    }
-    span.setAttribute(CAPACITY, units);
+    span.setAttribute(CAPACITY, DynamoMetrics.totalUnits(DynamoMetrics.consumed(context.response())));
     end(span, attributes);
   }
 
