@@ -56,8 +56,9 @@ public final class SecurityCost {
   /** The development policy's role that places orders and reads stock and orders, and nothing else. */
   private static final String ROLE = "storefront";
   private static final int SOAK_ROUNDS = 6;
-  private static final double QUIET_SHARE = 0.15;
-  private static final Duration QUIET_LIMIT = Duration.ofSeconds(90);
+  /** The machine is quiet under this share busy, waited for at most this long (after JIT-heavy soaking). */
+  static final double QUIET_SHARE = 0.15;
+  static final Duration QUIET_LIMIT = Duration.ofSeconds(90);
 
   static final String PLAINTEXT = "plaintext";
   static final String MTLS_INSIDE = "mTLS to the services";
@@ -163,7 +164,7 @@ public final class SecurityCost {
     SideBySide.measure(targets, OPS, settings.securityRate(), SOAK_ROUNDS, Duration.ZERO, settings.standInMeasure());
     Duration soaked = Duration.ofNanos(System.nanoTime() - soakStarted);
     long quietStarted = System.nanoTime();
-    double quiet = awaitQuiet(QUIET_SHARE, QUIET_LIMIT);
+    double quiet = MachineCpu.awaitQuiet(QUIET_SHARE, QUIET_LIMIT);
     Duration waited = Duration.ofNanos(System.nanoTime() - quietStarted);
     List<Double> warmUpRounds = SideBySide.warmUp(targets, OPS, settings.securityRate(), settings.standInMeasure());
     MachineCpu machineBefore = MachineCpu.read();
@@ -264,18 +265,6 @@ public final class SecurityCost {
         .data("security_cost_standin", json)
         .data("security_cost_cpu", costJson)
         .data("security_cost_machine_busy_share", busy);
-  }
-
-  /** Waits, at most {@code limit}, until the machine is under {@code share} busy over a second; returns the last share. */
-  static double awaitQuiet(double share, Duration limit) throws InterruptedException {
-    long giveUp = System.nanoTime() + limit.toNanos();
-    double busy;
-    do {
-      MachineCpu before = MachineCpu.read();
-      Thread.sleep(1000);
-      busy = MachineCpu.read().busySince(before);
-    } while (busy > share && System.nanoTime() < giveUp);
-    return busy;
   }
 
   private static List<String> row(String name, List<String> layers, Map<String, Double> p50, Map<String, Double> p99) {

@@ -103,7 +103,7 @@ public final class TracingCost {
       }
     }
     SideBySide.measure(targets, OPS, settings.securityRate(), SOAK_ROUNDS, Duration.ZERO, settings.standInMeasure());
-    double quiet = SecurityCost.awaitQuiet(0.15, Duration.ofSeconds(90));
+    double quiet = MachineCpu.awaitQuiet(SecurityCost.QUIET_SHARE, SecurityCost.QUIET_LIMIT);
     SideBySide.warmUp(targets, OPS, settings.securityRate(), settings.standInMeasure());
     MachineCpu machineBefore = MachineCpu.read();
     Map<String, Double> cpuBefore = cpuSeconds(stacks);

@@ -35,6 +35,18 @@ public final class MachineCpu {
     return new MachineCpu(Arrays.stream(fields, 1, 9).mapToLong(Long::parseLong).toArray());
   }
 
+  /** Waits, at most {@code limit}, until the machine is under {@code share} busy over a second; returns the last share. */
+  public static double awaitQuiet(double share, java.time.Duration limit) throws InterruptedException {
+    long giveUp = System.nanoTime() + limit.toNanos();
+    double busy;
+    do {
+      MachineCpu before = read();
+      Thread.sleep(1000);
+      busy = read().busySince(before);
+    } while (busy > share && System.nanoTime() < giveUp);
+    return busy;
+  }
+
   /** The share of CPU time, 0 to 1, that was not idle (nor waiting for I/O) since {@code earlier}. */
   public double busySince(MachineCpu earlier) {
     long total = 0;
