@@ -51,11 +51,21 @@ final class PrometheusServer implements AutoCloseable {
         + "scrape_configs:\n"
         + "  - job_name: stack\n    static_configs:\n      - targets: ["
         + targets.stream().map(t -> "\"" + t + "\"").collect(Collectors.joining(", ")) + "]\n");
+    // A fresh store each run: series an earlier run left (same labels, the revision "unknown" both times) would
+    // answer the queries in its place, and hide a new build from the deploy annotation's "offset 5m".
+    Path data = dir.resolve("data");
+    if (Files.exists(data)) {
+      try (java.util.stream.Stream<Path> paths = Files.walk(data)) {
+        for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+          Files.delete(path);
+        }
+      }
+    }
     int port = StackProcess.freePort();
     Instant started = Instant.now();
     Process process;
     try {
-      process = new ProcessBuilder(binary, "--config.file=" + config, "--storage.tsdb.path=" + dir.resolve("data"),
+      process = new ProcessBuilder(binary, "--config.file=" + config, "--storage.tsdb.path=" + data,
           "--web.listen-address=127.0.0.1:" + port, "--log.level=warn")
           .redirectErrorStream(true)
           .redirectOutput(dir.resolve("prometheus.log").toFile())
