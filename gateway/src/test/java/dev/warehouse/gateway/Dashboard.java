@@ -84,11 +84,20 @@ final class Dashboard {
     }
   }
 
+  /** The file, parsed once: each query list reads it, and runnable() once per query. */
   private static Map<String, Object> read() {
-    try {
-      return new Yaml().load(Files.readString(FILE));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    return Parsed.DASHBOARD;
+  }
+
+  private static final class Parsed {
+    static final Map<String, Object> DASHBOARD = parse();
+
+    private static Map<String, Object> parse() {
+      try {
+        return new Yaml().load(Files.readString(FILE));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
     }
   }
 
