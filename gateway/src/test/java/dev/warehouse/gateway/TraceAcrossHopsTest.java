@@ -33,6 +33,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -106,8 +107,11 @@ class TraceAcrossHopsTest {
       // The caller's traceparent started nothing of ours (the gateway trusts no caller's by default).
       assertThat(root.getTraceId()).isNotEqualTo(CALLERS_TRACE);
       assertThat(root.getParentSpanContext().isValid()).isFalse();
-      // The gateway's audit line names the same trace: the id to look it up by.
-      assertThat(audit.await(1).get(0).field("trace_id")).isEqualTo(root.getTraceId());
+      // The gateway's audit line names the same trace: the id to look it up by. The audit is written on its own
+      // thread, so the set-up's PutProductInventory line may arrive after the recording began: find PlaceOrder's.
+      Awaitility.await("the PlaceOrder audit line").atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+          assertThat(audit.events()).filteredOn(line -> root.getName().equals(line.field("method")))
+              .singleElement().satisfies(line -> assertThat(line.field("trace_id")).isEqualTo(root.getTraceId())));
 
       List<SpanData> trace = spans.getFinishedSpanItems().stream()
           .filter(span -> span.getTraceId().equals(root.getTraceId())).toList();
