@@ -1,4 +1,5 @@
-"""Makes a transaction and a Query cost what they touch, not what the table holds (off with --plain).
+"""Makes a transaction and a Query cost what they touch, not what the table holds, and a request not
+redo what cannot change while moto serves (off with --plain).
 
 moto 5 copies every table a TransactWriteItems names (copy.deepcopy, for its rollback), and each
 Query sorts every item of the table before it picks the partition: both grow with the table, so a
@@ -7,6 +8,12 @@ the items it names and puts them back when moto cancels it; a Query on the table
 partition; a Query on an index walks the items unsorted (moto sorts the matches itself). Same
 results, checked by the tests that run against this launcher. Tables with streams are not
 handled (a rollback would not retract stream records); ours have none.
+
+For every request moto also lists its package directory (to tell whether the host it inferred names
+one of its services) and the functions of the handler class (to tell whether it implements the
+action). The directory does not change while the server runs, so it is listed once, at install.
+The handler's functions change only while the launcher patches it, before it serves, and then a
+function of the same name replaces each; they are listed once per class, at its first request.
 """
 import copy
 
@@ -14,6 +21,8 @@ from strict_moto.items import item_key, put_back, transaction_items
 
 
 def install_fast_paths(patches):
+    import moto.backends as backends
+    import moto.core.responses as responses
     import moto.dynamodb.models as backend_module
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.models.table import Table
@@ -63,5 +72,21 @@ def install_fast_paths(patches):
                 del self.all_items  # the instance attribute only shadowed the method for this call
         return partition_query
 
+    def listed_once(original):
+        modules = tuple(original())  # the names moto's generator yields, in its order
+        return lambda: modules
+
+    def listed_once_per_class(original):
+        names = {}
+
+        def method_names_from_class(clazz):
+            if clazz not in names:
+                names[clazz] = original(clazz)
+            return list(names[clazz])  # a list of the caller's own, as moto gives
+        return method_names_from_class
+
     patches.wrap(DynamoDBBackend, "transact_write_items", transact_write_items)
     patches.wrap(Table, "query", query)
+    patches.wrap(backends, "list_of_moto_modules", listed_once)
+    # responses.py imported moto's function by name: its own binding is the one call_action reads.
+    patches.wrap(responses, "method_names_from_class", listed_once_per_class)

@@ -1,6 +1,18 @@
-"""fast_paths.py: transactions save only what they name, queries read only their partition; same answers."""
+"""fast_paths.py: transactions save only what they name, queries read only their partition, a request does
+not list what cannot change; same answers."""
+import inspect
+import os
+
+import moto
+import moto.backends as backends
+import moto.core.responses as responses
+import moto.core.utils
 import pytest
 from conftest import DynamoError, key
+from moto.dynamodb.responses import DynamoHandler
+
+from strict_moto.fast_paths import install_fast_paths
+from strict_moto.patches import Patches
 
 
 @pytest.mark.parametrize("plain", [False, True])
@@ -43,3 +55,36 @@ def test_query_answersItsPartitionInKeyOrder_pageByPage(launch, clock, plain):
     on_index = dynamo.call("Query", TableName=table, IndexName="GSI1", KeyConditionExpression="GSI1PK = :s",
                            ExpressionAttributeValues={":s": {"S": "s"}})
     assert [i["GSI1SK"]["S"] for i in on_index["Items"]] == ["0", "A", "B", "C"]
+
+
+def test_requests_listNeitherMotosDirectoryNorTheHandlersFunctions_andSeeTheSameNames(launch, monkeypatch):
+    modules = list(backends.list_of_moto_modules())  # moto's own, before the launcher replaces it
+    dynamo = launch()
+    table = dynamo.table()  # the handler's first request: its functions are listed here
+    listed = []
+    listdir, getmembers = os.listdir, inspect.getmembers
+    monkeypatch.setattr(os, "listdir", lambda path=".": listed.append(path) or listdir(path))
+    monkeypatch.setattr(inspect, "getmembers", lambda obj, *a, **kw: listed.append(obj) or getmembers(obj, *a, **kw))
+
+    dynamo.put(table, "a", v="1")
+    assert dynamo.get(table, "a", consistent=True)["v"] == "1"
+
+    moto_dir = os.path.dirname(moto.__file__)
+    assert [seen for seen in listed if seen == moto_dir or seen is DynamoHandler] == []
+    assert list(backends.list_of_moto_modules()) == modules
+    assert responses.method_names_from_class(DynamoHandler) == moto.core.utils.method_names_from_class(DynamoHandler)
+
+
+def test_plainLeavesMotosFunctions_andUndoPutsThemBack(launch):
+    originals = (backends.list_of_moto_modules, responses.method_names_from_class)
+    launch(plain=True)
+    assert (backends.list_of_moto_modules, responses.method_names_from_class) == originals
+
+    patches = Patches()
+    install_fast_paths(patches)
+    assert backends.list_of_moto_modules is not originals[0]
+    assert responses.method_names_from_class is not originals[1]
+    patches.undo()
+
+    assert backends.list_of_moto_modules is originals[0]
+    assert responses.method_names_from_class is originals[1]
