@@ -2,6 +2,7 @@ package dev.warehouse.runtime.process;
 
 import dev.warehouse.logging.Logging;
 import dev.warehouse.runtime.log.Events;
+import java.util.List;
 import org.slf4j.LoggerFactory;
 
 /** What every process of ours sets before it logs or touches gRPC's Netty: the services, the gateway, their probes. */
@@ -11,6 +12,8 @@ public final class JvmSetup {
 
   /** The system property of gRPC's Netty (shaded under {@code io.grpc.netty.shaded}) that turns its JFR events on. */
   static final String NETTY_JFR = "io.grpc.netty.shaded.io.netty.jfr.enabled";
+  /** gRPC's Netty's and the DynamoDB client's Netty's switch for {@code sun.misc.Unsafe}. */
+  static final List<String> NETTY_NO_UNSAFE = List.of("io.grpc.netty.shaded.io.netty.noUnsafe", "io.netty.noUnsafe");
 
   /**
    * One line per log record, JSON or text ({@code LOG_FORMAT}), java.util.logging's records among them, and
@@ -40,6 +43,15 @@ public final class JvmSetup {
   public static void configureNetty() {
     if (System.getProperty(NETTY_JFR) == null) {
       System.setProperty(NETTY_JFR, "false");
+    }
+    // From JDK 25 Netty leaves sun.misc.Unsafe alone unless told, and frees its direct buffers through a downcall it
+    // links with the foreign-function API at its first buffer: some 0.1 s of every start spent spinning method
+    // handles, and buffers slower than Unsafe's. The JDK still allows Unsafe's memory access (JEP 471 and 498 warn
+    // once); Netty checks that it works and goes without when a later JDK refuses (docs/performance-log.md).
+    for (String noUnsafe : NETTY_NO_UNSAFE) {
+      if (System.getProperty(noUnsafe) == null) {
+        System.setProperty(noUnsafe, "false");
+      }
     }
   }
 }

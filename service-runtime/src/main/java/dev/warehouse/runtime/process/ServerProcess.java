@@ -61,9 +61,9 @@ public final class ServerProcess implements AutoCloseable {
     long started = System.nanoTime();
     startingFields.addTo(Events.info(log, "starting")).log();
     // What waits for nothing else runs on second threads while this one reads the certificates and builds the
-    // server: Netty's native libraries, and what the plug-in prepares (the DynamoDB client, say), so a second core
-    // shortens the start. The JVM's metrics are bound there once the process serves: nothing reads them before the
-    // first scrape (docs/performance-log.md, start-up).
+    // server: Netty's native libraries, what the plug-in prepares (the DynamoDB client, say) and the check that the
+    // key is the certificate's, so a second core shortens the start. The JVM's metrics are bound there once the
+    // process serves: nothing reads them before the first scrape (docs/performance-log.md, start-up).
     ExecutorService aside = Executors.newFixedThreadPool(2, DaemonThreads.named("start-up"));
     Resources resources = new Resources();
     ScheduledExecutorService scheduler = null;
@@ -75,8 +75,9 @@ public final class ServerProcess implements AutoCloseable {
       // Opened first, so closed last: the spans of the last calls are exported after the server has stopped.
       Tracing tracing = resources.closeOnStop(Tracing.open(settings.name(), settings.tracing()));
       plugin.prepare(new ProcessPlugin.Early(registry, clock, aside, tracing));
-      // Unreadable certificates fail the start here, before the server is built.
-      transport = TransportSecurity.load(settings.tls());
+      // Unreadable certificates fail the start here, before the server is built; a key that is not the certificate's
+      // fails it before the server serves, once a second thread has checked it.
+      transport = TransportSecurity.load(settings.tls(), aside);
       scheduler = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("timer"));
       ProcessPlugin.Plugged plugged =
           plugin.plug(new ProcessContext(settings, registry, clock, scheduler, transport, resources, tracing));
@@ -94,6 +95,7 @@ public final class ServerProcess implements AutoCloseable {
           plugged.services(), interceptors, settings.shutdownDrain(), settings.shutdownGrace());
       settings.healthPort().ifPresent(port ->
           server.serveHealthOn(ProcessSettings.listenAddress(settings.metricsBindAddress(), port)));
+      transport.requireKeyMatch();
       server.start();
       transport.watchFiles();
       plugged.serving().accept(server);

@@ -32,7 +32,10 @@ import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -69,15 +72,24 @@ public final class TransportSecurity implements AutoCloseable {
   private byte[] identityDigest;
   private byte[] caDigest;
   private ScheduledExecutorService watcher;
+  // Whether the key is the certificate's: completed by the executor load was given (the start's second threads).
+  private final CompletableFuture<Void> keyMatch;
 
   private record Identity(X509Certificate[] chain, PrivateKey key) {}
 
-  private TransportSecurity(TlsConfig config) throws IOException, GeneralSecurityException {
+  private TransportSecurity(TlsConfig config, Executor keyCheck) throws IOException, GeneralSecurityException {
     this.config = config;
     if (config.certFile().isPresent()) {
       byte[] cert = Files.readAllBytes(config.certFile().get());
       byte[] key = Files.readAllBytes(config.keyFile().orElseThrow());
       Identity loaded = parseIdentity(cert, key);
+      keyMatch = CompletableFuture.runAsync(() -> {
+        try {
+          requireMatch(loaded.key(), loaded.chain()[0]);
+        } catch (GeneralSecurityException e) {
+          throw new CompletionException(e);
+        }
+      }, keyCheck);
       identity = new AdvancedTlsX509KeyManager();
       identity.updateIdentityCredentials(loaded.chain(), loaded.key());
       certificate = loaded.chain()[0];
@@ -85,6 +97,7 @@ public final class TransportSecurity implements AutoCloseable {
       logIdentity("tls_identity_loaded", certificate);
     } else {
       identity = null;
+      keyMatch = CompletableFuture.completedFuture(null);
     }
     if (config.caFile().isPresent()) {
       byte[] ca = Files.readAllBytes(config.caFile().get());
@@ -105,10 +118,38 @@ public final class TransportSecurity implements AutoCloseable {
    *                                  not PKCS #8 PEM or not the certificate's), like any invalid configuration
    */
   public static TransportSecurity load(TlsConfig config) throws IOException {
+    TransportSecurity loaded = load(config, Runnable::run);
+    loaded.requireKeyMatch();
+    return loaded;
+  }
+
+  /**
+   * The same, except that whether the key is the certificate's is checked on {@code keyCheck}, and answered by
+   * {@link #requireKeyMatch}: an ECDSA signature and its verification, a tenth of a second of a cold start that the
+   * start's second threads can spend while its main one builds the server (docs/performance-log.md).
+   */
+  public static TransportSecurity load(TlsConfig config, Executor keyCheck) throws IOException {
     try {
-      return new TransportSecurity(config);
+      return new TransportSecurity(config, keyCheck);
     } catch (GeneralSecurityException e) {
       throw new IllegalArgumentException("invalid TLS files: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Waits for the check that the key is the certificate's; call before serving.
+   *
+   * @throws IllegalArgumentException when it is not, as {@link #load(TlsConfig)} throws
+   */
+  public void requireKeyMatch() {
+    try {
+      keyMatch.join();
+    } catch (CompletionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof GeneralSecurityException) {
+        throw new IllegalArgumentException("invalid TLS files: " + cause.getMessage(), cause);
+      }
+      throw e;
     }
   }
 
@@ -289,6 +330,7 @@ public final class TransportSecurity implements AutoCloseable {
     identityDigest = digest; // a bad pair is reported once, not every period, until the files change again
     try {
       Identity loaded = parseIdentity(cert, key);
+      requireMatch(loaded.key(), loaded.chain()[0]);
       identity.updateIdentityCredentials(loaded.chain(), loaded.key());
       certificate = loaded.chain()[0];
       logIdentity("tls_identity_reloaded", certificate);
@@ -333,9 +375,7 @@ public final class TransportSecurity implements AutoCloseable {
     if (!new String(key, StandardCharsets.US_ASCII).contains("-----BEGIN PRIVATE KEY-----")) {
       throw new GeneralSecurityException("TLS_KEY_FILE must hold a PKCS #8 PEM key (-----BEGIN PRIVATE KEY-----)");
     }
-    PrivateKey privateKey = CertificateUtils.getPrivateKey(new ByteArrayInputStream(key));
-    requireMatch(privateKey, chain[0]);
-    return new Identity(chain, privateKey);
+    return new Identity(chain, CertificateUtils.getPrivateKey(new ByteArrayInputStream(key)));
   }
 
   /** The key must be the certificate's: sign with the one, verify with the other. */
