@@ -279,12 +279,14 @@ class OrderStockTest {
     Order again = move(cancelled.getOrderId(), OrderStatus.ORDER_STATUS_CANCELLED);
     assertThat(again.getStatus()).isEqualTo(OrderStatus.ORDER_STATUS_CANCELLED);
     assertThat(again.getVersion()).isEqualTo(2);
-    assertThat(orders.stockOf(product, "W1").getReserved()).isEqualTo(3);
+    // A step the inventory answers late stands owed and the recovery makes it (a slow machine's moto can be that
+    // late): what is judged is the stock once made, given back once.
+    Eventually.await(() -> orders.stockOf(product, "W1"), s -> s.getReserved() == 3);
     assertThat(orders.reservation(cancelled.getOrderId()).getState()).isEqualTo(ReservationState.RESERVATION_STATE_RELEASED);
 
     move(shipped.getOrderId(), OrderStatus.ORDER_STATUS_PAID);
     move(shipped.getOrderId(), OrderStatus.ORDER_STATUS_SHIPPED);
-    ProductInventory stock = orders.stockOf(product, "W1");
+    ProductInventory stock = Eventually.await(() -> orders.stockOf(product, "W1"), s -> s.getQuantity() != 10);
     assertThat(stock.getQuantity()).as("on hand: the shipped units left").isEqualTo(7);
     assertThat(stock.getReserved()).isZero();
     assertThat(stock.getAvailable()).isEqualTo(7);
