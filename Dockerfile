@@ -29,6 +29,8 @@ ARG MODULE
 RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin app
 WORKDIR /app
 COPY --from=build /src/${MODULE}/target/${MODULE}.jar /app/app.jar
+# The JVM options every process of ours starts with (deploy/jvm.options says why each).
+COPY deploy/jvm.options /app/jvm.options
 # The AOT cache: the jar's training run (train-cds: its real start on loopback, with a throwaway identity, no
 # network) loads, links and runs what serving does, and at its exit the JVM writes those classes, linked, and the
 # profiles of their methods. Made in this stage, by this image's JVM from this very jar: the JVM maps a cache only
@@ -39,4 +41,4 @@ USER 10001
 ENV JAVA_TOOL_OPTIONS="-XX:MaxRAMPercentage=75"
 # Every JVM of the image runs with the cache: the process, its one-shot commands, and (with the same flag) the
 # health probes of compose.
-ENTRYPOINT ["java", "-XX:AOTCache=/app/app.aot", "-jar", "/app/app.jar"]
+ENTRYPOINT ["java", "@/app/jvm.options", "-XX:AOTCache=/app/app.aot", "-jar", "/app/app.jar"]

@@ -128,7 +128,7 @@ export GRPC_BIND_ADDRESS=127.0.0.1 METRICS_BIND_ADDRESS=127.0.0.1 TLS_CA_FILE="$
 GRPC_PORT="$INVENTORY_GRPC_PORT" METRICS_PORT="$INVENTORY_METRICS_PORT" \
   GRPC_TLS_MODE=mtls TLS_TRUSTED_PEERS="$GATEWAY_ID" \
   TLS_CERT_FILE="$CERTS/inventory-service.pem" TLS_KEY_FILE="$CERTS/inventory-service-key.pem" \
-  "$JAVA" -Xmx256m $(startup_flags inventory-service) -jar inventory-service/target/inventory-service.jar >"$LOGS/inventory-service.log" 2>&1 &
+  "$JAVA" -Xmx256m @deploy/jvm.options $(startup_flags inventory-service) -jar inventory-service/target/inventory-service.jar >"$LOGS/inventory-service.log" 2>&1 &
 pids+=($!)
 wait_for_port inventory-service "$INVENTORY_GRPC_PORT" "${pids[-1]}"
 
@@ -138,7 +138,7 @@ GRPC_PORT="$ORDER_GRPC_PORT" METRICS_PORT="$ORDER_METRICS_PORT" \
   TLS_CERT_FILE="$CERTS/order-service.pem" TLS_KEY_FILE="$CERTS/order-service-key.pem" \
   INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" INVENTORY_TLS_MODE=mtls \
   INVENTORY_TRUSTED_PEERS="spiffe://warehouse.local/inventory-service" \
-  "$JAVA" -Xmx256m $(startup_flags order-service) -jar order-service/target/order-service.jar >"$LOGS/order-service.log" 2>&1 &
+  "$JAVA" -Xmx256m @deploy/jvm.options $(startup_flags order-service) -jar order-service/target/order-service.jar >"$LOGS/order-service.log" 2>&1 &
 pids+=($!)
 wait_for_port order-service "$ORDER_GRPC_PORT" "${pids[-1]}"
 
@@ -157,7 +157,7 @@ GRPC_PORT="$GATEWAY_GRPC_PORT" METRICS_PORT="$GATEWAY_METRICS_PORT" \
   INVENTORY_ADDRESSES="127.0.0.1:$INVENTORY_GRPC_PORT" ORDER_ADDRESSES="127.0.0.1:$ORDER_GRPC_PORT" \
   GRPC_TLS_MODE="$GATEWAY_MODE" BACKEND_TLS_MODE=mtls INVENTORY_TRUSTED_PEERS="$INVENTORY_ID" ORDER_TRUSTED_PEERS="$ORDER_ID" \
   TLS_CERT_FILE="$CERTS/gateway.pem" TLS_KEY_FILE="$CERTS/gateway-key.pem" \
-  "$JAVA" -Xmx256m $(startup_flags gateway) -jar gateway/target/gateway.jar >"$LOGS/gateway.log" 2>&1 &
+  "$JAVA" -Xmx256m @deploy/jvm.options $(startup_flags gateway) -jar gateway/target/gateway.jar >"$LOGS/gateway.log" 2>&1 &
 pids+=($!)
 wait_for_port gateway "$GATEWAY_GRPC_PORT" "${pids[-1]}"
 

@@ -38,6 +38,9 @@ class ClassDataArchiveTest {
       "(?m)^RUN java -XX:AOTCacheOutput=(\\S+) -jar (\\S+) " + CdsTraining.COMMAND + "$");
   private static final Pattern ENTRYPOINT = Pattern.compile("(?m)^ENTRYPOINT \\[(.*)]$");
   private static final Pattern JRE = Pattern.compile("(?m)^FROM eclipse-temurin:(\\d+)-jre-(\\S+)");
+  /** The JVM options every process starts with (run.sh, the image, the benchmark's stacks), and the image's copy. */
+  static final String JVM_OPTIONS = "deploy/jvm.options";
+  static final String IMAGE_JVM_OPTIONS = "/app/jvm.options";
   /** Every JVM option that names a cache or archive, or turns sharing off. */
   static final String[] CACHE_OPTIONS = {"-Xshare", "SharedArchiveFile", "AOTCache", "AOTMode"};
 
@@ -78,10 +81,12 @@ class ClassDataArchiveTest {
     for (String part : entrypoint.group(1).split(",")) {
       command.add(part.strip().replaceAll("^\"|\"$", ""));
     }
-    List<String> expected = new ArrayList<>(List.of("java"));
+    List<String> expected = new ArrayList<>(List.of("java", "@" + IMAGE_JVM_OPTIONS));
     expected.addAll(imageFlags());
     expected.addAll(List.of("-jar", "/app/app.jar"));
-    assertThat(command).as("the ENTRYPOINT maps the cache").isEqualTo(expected);
+    assertThat(command).as("the ENTRYPOINT starts with the project's JVM options and maps the cache").isEqualTo(expected);
+    assertThat(dockerfile).as("the image carries the project's JVM options")
+        .contains("\nCOPY " + JVM_OPTIONS + " " + IMAGE_JVM_OPTIONS + "\n");
     // Nothing in the image's JVM options turns sharing off or names another cache.
     assertThat(dockerfile.lines().filter(line -> line.startsWith("ENV JAVA_TOOL_OPTIONS")))
         .allSatisfy(line -> assertThat(line).doesNotContain(CACHE_OPTIONS));
@@ -131,7 +136,8 @@ class ClassDataArchiveTest {
       launches++;
       assertThat(launch.group(1)).as("run.sh: " + launch.group()).isEqualTo("\"$JAVA\"");
       assertThat(launch.group(3)).isEqualTo(launch.group(4));
-      assertThat(launch.group(2)).as("run.sh: " + launch.group()).contains("$(startup_flags " + launch.group(3) + ")");
+      assertThat(launch.group(2)).as("run.sh: " + launch.group())
+          .contains("@" + JVM_OPTIONS, "$(startup_flags " + launch.group(3) + ")");
     }
     assertThat(launches).as("the three services").isGreaterThanOrEqualTo(3);
   }

@@ -26,6 +26,8 @@ public final class Stack implements AutoCloseable {
 
   /** The services' DynamoDB call timeout against the emulator (production default: 3 s). */
   public static final long EMULATOR_CALL_TIMEOUT_MS = 10_000;
+  /** The JVM options file every process of ours starts with, under the project. */
+  public static final String JVM_OPTIONS = "deploy/jvm.options";
 
   public final Path root;
   public final URI dynamoEndpoint;
@@ -102,17 +104,17 @@ public final class Stack implements AutoCloseable {
     // would outlive the benchmark (an older build that refuses its settings, say).
     List<Proc> launchedProcs = new ArrayList<>();
     try {
-      Proc inventory = java(jars, logs, "inventory-service", serviceEnv);
+      Proc inventory = java(root, jars, logs, "inventory-service", serviceEnv);
       launchedProcs.add(inventory);
       Map<String, String> orderEnv = new LinkedHashMap<>(serviceEnv);
       orderEnv.put("INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort); // its orders' stock, held there
-      Proc orders = java(jars, logs, "order-service", orderEnv);
+      Proc orders = java(root, jars, logs, "order-service", orderEnv);
       launchedProcs.add(orders);
       Map<String, Long> startupMs = new LinkedHashMap<>();
       startupMs.put("inventory-service", inventory.awaitServing(120_000));
       startupMs.put("order-service", orders.awaitServing(120_000));
       // Without authentication: the scenarios measure forwarding, as they have since before it existed.
-      Proc gateway = java(jars, logs, "gateway", Map.of("AUTH_MODE", "none",
+      Proc gateway = java(root, jars, logs, "gateway", Map.of("AUTH_MODE", "none",
           "INVENTORY_ADDRESSES", "127.0.0.1:" + inventory.grpcPort, "ORDER_ADDRESSES", "127.0.0.1:" + orders.grpcPort));
       launchedProcs.add(gateway);
       startupMs.put("gateway", gateway.awaitServing(120_000));
@@ -161,7 +163,7 @@ public final class Stack implements AutoCloseable {
    */
   public static Proc java(Path root, Path logs, String module, String name, Map<String, String> env, Path java,
       List<String> jvmFlags) throws IOException {
-    return java(Jars.of(root).jar(module), logs, name, env, java, jvmFlags);
+    return java(root, Jars.of(root).jar(module), logs, name, env, java, jvmFlags);
   }
 
   /** The java executable of the JVM running the benchmark. */
@@ -169,18 +171,19 @@ public final class Stack implements AutoCloseable {
     return Path.of(System.getProperty("java.home"), "bin", "java");
   }
 
-  private static Proc java(Jars jars, Path logs, String module, Map<String, String> env) throws IOException {
-    return java(jars.jar(module), logs, jars.name(module), env, ownJava(), List.of());
+  private static Proc java(Path root, Jars jars, Path logs, String module, Map<String, String> env) throws IOException {
+    return java(root, jars.jar(module), logs, jars.name(module), env, ownJava(), List.of());
   }
 
-  private static Proc java(Path jar, Path logs, String name, Map<String, String> env, Path java, List<String> jvmFlags)
-      throws IOException {
+  /** Every process starts with the project's JVM options, as the image and run.sh start it (deploy/jvm.options). */
+  private static Proc java(Path root, Path jar, Path logs, String name, Map<String, String> env, Path java,
+      List<String> jvmFlags) throws IOException {
     int grpc = Proc.freePort();
     int metrics = Proc.freePort();
     Map<String, String> all = new LinkedHashMap<>(env);
     all.put("GRPC_PORT", Integer.toString(grpc));
     all.put("METRICS_PORT", Integer.toString(metrics));
-    List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m"));
+    List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx256m", "@" + root.resolve(JVM_OPTIONS)));
     command.addAll(jvmFlags);
     command.addAll(List.of("-jar", jar.toString()));
     return Proc.start(name, command, all, logs, grpc, metrics);
