@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 
 /**
- * Scenario 5: start-up, from launching a JVM ({@code java -Xmx256m -jar …}) to its gRPC health check answering
+ * Scenario 5: start-up, from launching a JVM ({@code java -Xmx256m @deploy/jvm.options -jar …}) to its gRPC health check answering
  * SERVING, on each of {@link StartUpJvms}' JVMs: the benchmark's own (JDK 17) without and with the
  * class-data-sharing archive that {@code run.sh} makes there, and a JDK 25 without and with the AOT cache that the
  * image and {@code run.sh} make with it (each jar's {@code train-cds} run, trained here by the JVM that uses it).
@@ -308,7 +308,7 @@ public final class StartUp {
     jvms.forEach(jvm -> which.add(jvm.label().replace(" + CDS archive", "").replace(" + AOT cache", "") + " is "
         + StartUpJvms.vm(jvm.version())));
     report.heading("5. Start-up")
-        .paragraph("From launching the JVM (`java -Xmx256m -jar …`) to its gRPC health check answering SERVING, on "
+        .paragraph("From launching the JVM (`java -Xmx256m @deploy/jvm.options -jar …`) to its gRPC health check answering SERVING, on "
             + "each JVM side by side: the benchmark's own without and with the class-data-sharing archive "
             + "(`-XX:SharedArchiveFile`, as `run.sh` makes it on JDK 17), and a JDK 25 without and with the AOT cache "
             + "(`-XX:AOTCache`, as the image and `run.sh` make it there), each made by each jar's `train-cds` run with "
@@ -327,7 +327,9 @@ public final class StartUp {
         .table(jarHeaders, jarRows)
         .paragraph("What the start does, and what was moved off it: "
             + "[performance-log.md](performance-log.md#start-up-class-data-sharing-and-lazy-work-issue-23); the "
-            + "move to JDK 25's AOT cache: [performance-log.md](performance-log.md#start-up-jdk-25s-aot-cache-issue-33).")
+            + "move to JDK 25's AOT cache: [performance-log.md](performance-log.md#start-up-jdk-25s-aot-cache-issue-33); "
+            + "Netty with Unsafe, the key check aside and the JIT's longer wait: [performance-log.md]"
+            + "(performance-log.md#start-up-netty-keeps-unsafe-the-key-check-moves-aside-the-jit-waits-issue-33).")
         .data("startup", data);
   }
 
