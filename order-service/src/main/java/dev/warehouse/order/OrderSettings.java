@@ -72,6 +72,12 @@ public record OrderSettings(
         grace, period, hold.compareTo(grace) > 0 ? hold : grace.multipliedBy(2), stepBudget);
   }
 
+  /** The same settings with another step budget (a test that records each route's requests waits for the step). */
+  public OrderSettings withStepBudget(Duration budget) {
+    return new OrderSettings(inventoryAddresses, inventoryTls, resolvePeriod, callTimeout, minCallBudget, circuitOpenFor,
+        stepGrace, recoveryPeriod, hold, budget);
+  }
+
   /** The same settings with another channel security. */
   public OrderSettings withInventoryTls(ChannelTlsConfig tls) {
     return new OrderSettings(inventoryAddresses, tls, resolvePeriod, callTimeout, minCallBudget, circuitOpenFor,
