@@ -22,9 +22,7 @@ public final class JvmSetup {
   public static void configureLogging() {
     // Before java.util.logging starts: its own shutdown hook would otherwise remove the bridge to SLF4J while
     // ours still drains calls, and grpc-java's last records would be lost.
-    if (System.getProperty("java.util.logging.manager") == null) {
-      System.setProperty("java.util.logging.manager", ShutdownSafeLogManager.class.getName());
-    }
+    byDefault("java.util.logging.manager", ShutdownSafeLogManager.class.getName());
     Logging.start();
     // An exception nobody caught (a configuration main refused, say) is a line like every other, not a bare
     // stack trace in the middle of the JSON.
@@ -41,17 +39,18 @@ public final class JvmSetup {
    * says otherwise. Call before anything uses gRPC's Netty.
    */
   public static void configureNetty() {
-    if (System.getProperty(NETTY_JFR) == null) {
-      System.setProperty(NETTY_JFR, "false");
-    }
+    byDefault(NETTY_JFR, "false");
     // From JDK 25 Netty leaves sun.misc.Unsafe alone unless told, and frees its direct buffers through a downcall it
     // links with the foreign-function API at its first buffer: some 0.1 s of every start spent spinning method
     // handles, and buffers slower than Unsafe's. The JDK still allows Unsafe's memory access (JEP 471 and 498 warn
     // once); Netty checks that it works and goes without when a later JDK refuses (docs/performance-log.md).
-    for (String noUnsafe : NETTY_NO_UNSAFE) {
-      if (System.getProperty(noUnsafe) == null) {
-        System.setProperty(noUnsafe, "false");
-      }
+    NETTY_NO_UNSAFE.forEach(noUnsafe -> byDefault(noUnsafe, "false"));
+  }
+
+  /** Sets a system property the command line left unset: what a process does unless told otherwise. */
+  private static void byDefault(String key, String value) {
+    if (System.getProperty(key) == null) {
+      System.setProperty(key, value);
     }
   }
 }
