@@ -124,7 +124,8 @@ final class StockRace implements AutoCloseable {
 
   /**
    * A buyer that honours the throttle: after RESOURCE_EXHAUSTED it waits what the RetryInfo asks and asks
-   * again with the same request_id (for up to two minutes), and after ABORTED up to 5 times; every answer
+   * again with the same request_id (for up to two minutes), and after ABORTED up to 4 more times (however many
+   * refusals came between); every answer
    * other than an order goes to {@code answers}. The flash sale's 200 buyers take about 50 s on a quiet machine
    * (the launcher throttles their bucket keys); a minute of patience ran out under the whole suite's load, and
    * a buyer still being throttled gave up with a unit left for it.
@@ -132,7 +133,8 @@ final class StockRace implements AutoCloseable {
   Buyer patientBuyer(java.util.Queue<io.grpc.StatusRuntimeException> answers) {
     return request -> {
       long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-      for (int attempt = 1; ; attempt++) {
+      int aborted = 0;
+      while (true) {
         try {
           return dev.warehouse.order.v1.OrderServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS)
               .placeOrder(request);
@@ -143,7 +145,7 @@ final class StockRace implements AutoCloseable {
             Thread.sleep(dev.warehouse.testing.Statuses.retryDelayMs(e));
             continue;
           }
-          if (code != io.grpc.Status.Code.ABORTED || attempt >= 5) {
+          if (code != io.grpc.Status.Code.ABORTED || ++aborted >= 5) {
             return e;
           }
         }
