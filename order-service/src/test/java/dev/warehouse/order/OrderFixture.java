@@ -24,6 +24,8 @@ import dev.warehouse.runtime.testing.RecordingInterceptor;
 import dev.warehouse.runtime.testing.TestServices;
 import com.google.type.Money;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Clock;
 import java.time.Duration;
@@ -98,12 +100,25 @@ final class OrderFixture implements AutoCloseable {
     return ReservationServiceGrpc.newBlockingStub(inventoryChannel).withDeadlineAfter(20, TimeUnit.SECONDS);
   }
 
-  /** Sets the stock on hand of a product at a warehouse. */
+  /**
+   * Sets the stock on hand of a product at a warehouse, asking again after ABORTED as a careful caller does:
+   * on a table that injects conflicts, the inventory's own attempts can all meet one, and then nothing was
+   * written (setting a quantity is safe to repeat).
+   */
   ProductInventory stock(String productId, String warehouseId, long quantity) {
-    return inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder()
+    PutProductInventoryRequest request = PutProductInventoryRequest.newBuilder()
         .setInventory(ProductInventory.newBuilder().setProductId(productId).setWarehouseId(warehouseId)
             .setQuantity(quantity))
-        .build());
+        .build();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return inventoryStub().putProductInventory(request);
+      } catch (StatusRuntimeException e) {
+        if (e.getStatus().getCode() != Status.Code.ABORTED || attempt >= 5) {
+          throw e;
+        }
+      }
+    }
   }
 
   /** The stock of a product at a warehouse, read strongly. */
