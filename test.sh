@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test: the moto launcher's (pytest), then `./mvnw -B verify`, after making sure the tools the
+# Runs every test: the moto launcher's (pytest), then `./mvnw -B -T 2 verify`, after making sure the tools the
 # tests start are here.
 #  - moto's server, cfn-lint and pytest, at the versions in tools/python-requirements.txt (the machine's
 #    python3's when it has them, else installed into .venv): the DynamoDB the tests talk to, the
@@ -66,4 +66,6 @@ fi
 # The moto launcher's own tests (tools/moto/tests): in process and quick, before the Java tests start it.
 "$MOTO_PYTHON" -m pytest -q tools/moto/tests
 
-exec ./mvnw -B verify "$@"
+# Two modules at once where the graph allows (the simulation and the benchmark's tests beside the gateway's):
+# one module's last long test class otherwise leaves a core idle (docs/performance-log.md, the test suite).
+exec ./mvnw -B -T 2 verify "$@"
