@@ -21,12 +21,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  * orders are placed, the others are OUT_OF_STOCK, and the stock holds exactly K. The services run the
  * production wiring in-process, on the strict launcher with injected TransactionConflicts, a fresh stack
  * per race (its limits at their first value, 20, so 40 buyers are twice that); buyers ask again with the
- * same request_id when an answer leaves the outcome open or asks them to wait, as a careful client does.
+ * same request_id after ABORTED, after their own deadline and after a refusal's RetryInfo, as a careful
+ * client does ({@link StockRace#patientBuyer}).
  *
  * <p>Whether the burst is served without a refusal for load depends on how fast the machine frees the first
- * 20 slots (a call waits at most 10 s), so it is judged where time is controlled: RouteLimiterTest on a
- * stepped clock, and the benchmark's cold burst (§12). Here a refusal may come on a loaded machine, and
- * must be honest: RESOURCE_EXHAUSTED with a RetryInfo, after which the buyer still gets its answer.
+ * 20 slots (a call waits at most 10 s), so it is judged where time is controlled: RouteLimiterTest's cold
+ * burst at the defaults, on a stepped clock, and the benchmark's (§12). Here a refusal may come on a loaded
+ * machine, and must be honest: RESOURCE_EXHAUSTED with a RetryInfo, after which the buyer still gets its
+ * answer.
  * ({@code StockRoundsIT} runs the same race against the jars while it kills instances.)
  */
 @Tag("integration")

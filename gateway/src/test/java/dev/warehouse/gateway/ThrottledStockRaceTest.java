@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
  * The stock race of {@link GatewayStockRaceTest} on a launcher that throttles a hot partition key as DynamoDB
  * does, its limits scaled down (12 write and 40 read units a second per key, a quarter second of them held)
  * until the product's one stock item, not moto, is the bottleneck: every hold writes it in a transaction
- * (2 units), so two holds within a quarter second are throttled. With a second held, a machine too busy to
- * send the 40 holds faster than 6 a second saw no throttle at all, and the race proved nothing about them. The units are still sold exactly once, and a throttle reaches a buyer only as
+ * (2 units), and the bucket holds 3, so a hold within 83 ms of another is throttled, as are holds faster than
+ * 6 a second. With a second held, a machine too busy to send the 40 holds faster than 6 a second saw no
+ * throttle at all, and the race proved nothing about throttles. The units are still sold exactly once, and a throttle reaches a buyer only as
  * RESOURCE_EXHAUSTED with a RetryInfo, after which the buyer asks again; never INTERNAL or UNAVAILABLE.
  */
 @Tag("integration")

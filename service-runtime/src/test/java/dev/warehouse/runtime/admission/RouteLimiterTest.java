@@ -99,6 +99,36 @@ class RouteLimiterTest {
     assertThat(limiter.waiting("PlaceOrder")).isZero();
   }
 
+  /**
+   * A cold process's first burst at the defaults (its first limit 20, a 10 s wait): 40 PlaceOrders at once with
+   * a 30 s deadline, each taking 3 s (a cold stack's first calls on moto), are all served and none is refused.
+   * Through real processes, the machine's speed decides whether the first 20 finish within the wait; here
+   * only the policy does.
+   */
+  @Test
+  void aColdBurstOfTwiceTheFirstLimit_atTheDefaults_isServedWhole() {
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    RouteLimiter limiter = twoSlots(AdmissionConfig.DEFAULT, meters);
+    List<CompletableFuture<Limiter.Listener>> burst = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      burst.add(admit(limiter, Duration.ofSeconds(30).toNanos()));
+    }
+    assertThat(burst).filteredOn(CompletableFuture::isDone).hasSize(20);
+    assertThat(limiter.waiting("PlaceOrder")).isEqualTo(20);
+    List<CompletableFuture<Limiter.Listener>> ended = new ArrayList<>();
+    for (int round = 0; round < 2; round++) {
+      timer.advance(Duration.ofSeconds(3));
+      List<CompletableFuture<Limiter.Listener>> running = burst.stream()
+          .filter(call -> call.isDone() && !call.isCompletedExceptionally() && !ended.contains(call)).toList();
+      for (CompletableFuture<Limiter.Listener> call : running) {
+        ended.add(call);
+        RouteLimiter.release(call.join(), RouteLimiter.Outcome.SUCCESS);
+      }
+    }
+    assertThat(ended).hasSize(40);
+    assertThat(meters.get("admission.calls").tag("outcome", "rejected").counter().count()).isZero();
+  }
+
   @Test
   void aCallThatWaitsTooLong_isRefusedWithTheRetryHint_andCountedOnce() {
     SimpleMeterRegistry meters = new SimpleMeterRegistry();
