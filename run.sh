@@ -73,8 +73,12 @@ for module in inventory-service order-service gateway; do
     fi
   fi
 done
-# The flags that start a JVM of MODULE's jar from its AOT cache or archive; none when it has none.
+# The flags that start a JVM of MODULE's jar on the chosen java: its AOT cache or archive, when it has one.
 startup_flags() {
+  if [ -n "$JAVA_AOT" ]; then
+    # Netty's allocations through sun.misc.Unsafe, allowed without JDK 25's warning on stderr (see the Dockerfile).
+    echo "--sun-misc-unsafe-memory-access=allow"
+  fi
   if [ -n "$JAVA_AOT" ] && [ -f "$1/target/$1.aot.made-from" ]; then
     echo "-XX:AOTCache=$1/target/$1.aot"
   elif [ -z "$JAVA_AOT" ] && [ -f "$1/target/$1.jsa" ]; then

@@ -41,6 +41,8 @@ class ClassDataArchiveTest {
   /** The JVM options every process starts with (run.sh, the image, the benchmark's stacks), and the image's copy. */
   static final String JVM_OPTIONS = "deploy/jvm.options";
   static final String IMAGE_JVM_OPTIONS = "/app/jvm.options";
+  /** JDK 25's switch for Netty's sun.misc.Unsafe allocations, without a warning on stderr; JDK 17 refuses it. */
+  static final String UNSAFE_ALLOWED = "--sun-misc-unsafe-memory-access=allow";
   /** Every JVM option that names a cache or archive, or turns sharing off. */
   static final String[] CACHE_OPTIONS = {"-Xshare", "SharedArchiveFile", "AOTCache", "AOTMode"};
 
@@ -81,7 +83,7 @@ class ClassDataArchiveTest {
     for (String part : entrypoint.group(1).split(",")) {
       command.add(part.strip().replaceAll("^\"|\"$", ""));
     }
-    List<String> expected = new ArrayList<>(List.of("java", "@" + IMAGE_JVM_OPTIONS));
+    List<String> expected = new ArrayList<>(List.of("java", "@" + IMAGE_JVM_OPTIONS, UNSAFE_ALLOWED));
     expected.addAll(imageFlags());
     expected.addAll(List.of("-jar", "/app/app.jar"));
     assertThat(command).as("the ENTRYPOINT starts with the project's JVM options and maps the cache").isEqualTo(expected);
@@ -122,7 +124,7 @@ class ClassDataArchiveTest {
         // With a JDK 25: its AOT cache, made again when the jar or the JVM is another.
         .contains("\"$JAVA\" -XX:AOTCacheOutput=\"$cache\" -jar \"$jar\" " + CdsTraining.COMMAND)
         .contains("cache=\"$module/target/$module.aot\"", "cksum <\"$jar\"", "$JAVA_AOT_VERSION")
-        .contains("echo \"-XX:AOTCache=$1/target/$1.aot\"")
+        .contains("echo \"-XX:AOTCache=$1/target/$1.aot\"", "echo \"" + UNSAFE_ALLOWED + "\"")
         // Without: JDK 17's class-data-sharing archive, as before.
         .contains("java -XX:ArchiveClassesAtExit=\"$archive\" -jar \"$jar\" " + CdsTraining.COMMAND)
         .contains("archive=\"$module/target/$module.jsa\"")
