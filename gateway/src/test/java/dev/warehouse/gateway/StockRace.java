@@ -14,6 +14,7 @@ import dev.warehouse.runtime.process.ServerProcess;
 import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.runtime.testing.StrictMoto;
 import dev.warehouse.runtime.testing.TestServices;
+import dev.warehouse.testing.Retries;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
@@ -69,11 +70,11 @@ final class StockRace implements AutoCloseable {
     return InventoryServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
   }
 
-  /** A new product with {@code units} at W1; its id. */
+  /** A new product with {@code units} at W1, asked again after ABORTED (the race's table may inject conflicts); its id. */
   String product(long units) {
     String product = "P-" + UUID.randomUUID().toString().substring(0, 8);
-    inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder().setInventory(ProductInventory.newBuilder()
-        .setProductId(product).setWarehouseId("W1").setQuantity(units)).build());
+    Retries.afterAborted(() -> inventoryStub().putProductInventory(PutProductInventoryRequest.newBuilder()
+        .setInventory(ProductInventory.newBuilder().setProductId(product).setWarehouseId("W1").setQuantity(units)).build()));
     return product;
   }
 

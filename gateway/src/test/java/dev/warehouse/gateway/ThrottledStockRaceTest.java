@@ -24,8 +24,9 @@ import org.junit.jupiter.api.Test;
  * until the product's one stock item, not moto, is the bottleneck: every hold writes it in a transaction
  * (2 units), and the bucket holds 3, so a hold within 83 ms of another is throttled, as are holds faster than
  * 6 a second. With a second held, a machine too busy to send the 40 holds faster than 6 a second saw no
- * throttle at all, and the race proved nothing about throttles. The units are still sold exactly once, and a throttle reaches a buyer only as
- * RESOURCE_EXHAUSTED with a RetryInfo, after which the buyer asks again; never INTERNAL or UNAVAILABLE.
+ * throttle at all, and the race proved nothing about throttles. The units are still sold exactly once, and a
+ * throttle reaches a buyer only as RESOURCE_EXHAUSTED with a RetryInfo, after which the buyer asks again; never
+ * INTERNAL or UNAVAILABLE.
  */
 @Tag("integration")
 class ThrottledStockRaceTest {

@@ -13,6 +13,7 @@ import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.RecordingInterceptor;
 import dev.warehouse.runtime.testing.TestServices;
+import dev.warehouse.testing.Retries;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Duration;
@@ -88,11 +89,12 @@ final class InventoryFixture implements AutoCloseable {
     return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
+  /** Sets the stock on hand, asked again after ABORTED: the tables of some tests inject conflicts. */
   ProductInventory stock(String productId, String warehouseId, long quantity) {
-    return stub().putProductInventory(PutProductInventoryRequest.newBuilder()
+    return Retries.afterAborted(() -> stub().putProductInventory(PutProductInventoryRequest.newBuilder()
         .setInventory(ProductInventory.newBuilder()
             .setProductId(productId).setWarehouseId(warehouseId).setQuantity(quantity))
-        .build());
+        .build()));
   }
 
   @Override

@@ -19,13 +19,12 @@ import dev.warehouse.runtime.process.ServerProcess;
 import dev.warehouse.runtime.service.DynamoPlugin;
 import dev.warehouse.runtime.testing.DynamoFaultProxy;
 import dev.warehouse.testing.MetricsScrape;
+import dev.warehouse.testing.Retries;
 import dev.warehouse.runtime.testing.MotoServer;
 import dev.warehouse.runtime.testing.RecordingInterceptor;
 import dev.warehouse.runtime.testing.TestServices;
 import com.google.type.Money;
 import io.grpc.ManagedChannel;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.time.Clock;
 import java.time.Duration;
@@ -101,24 +100,15 @@ final class OrderFixture implements AutoCloseable {
   }
 
   /**
-   * Sets the stock on hand of a product at a warehouse, asking again after ABORTED as a careful caller does:
-   * on a table that injects conflicts, the inventory's own attempts can all meet one, and then nothing was
-   * written (setting a quantity is safe to repeat).
+   * Sets the stock on hand of a product at a warehouse, asked again after ABORTED: the tables of some tests inject
+   * conflicts.
    */
   ProductInventory stock(String productId, String warehouseId, long quantity) {
     PutProductInventoryRequest request = PutProductInventoryRequest.newBuilder()
         .setInventory(ProductInventory.newBuilder().setProductId(productId).setWarehouseId(warehouseId)
             .setQuantity(quantity))
         .build();
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return inventoryStub().putProductInventory(request);
-      } catch (StatusRuntimeException e) {
-        if (e.getStatus().getCode() != Status.Code.ABORTED || attempt >= 5) {
-          throw e;
-        }
-      }
-    }
+    return Retries.afterAborted(() -> inventoryStub().putProductInventory(request));
   }
 
   /** The stock of a product at a warehouse, read strongly. */
