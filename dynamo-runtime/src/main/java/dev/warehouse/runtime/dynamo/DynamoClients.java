@@ -5,6 +5,7 @@ import dev.warehouse.runtime.log.Events;
 import dev.warehouse.runtime.threads.DaemonThreads;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -18,11 +19,14 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
 import software.amazon.awssdk.core.client.config.SdkAdvancedAsyncClientOption;
 import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.http.async.AsyncExecuteRequest;
+import software.amazon.awssdk.http.async.SdkAsyncHttpClient;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClientBuilder;
+import software.amazon.awssdk.utils.AttributeMap;
 
 /** Builds the one asynchronous DynamoDB client of a process. */
 public final class DynamoClients {
@@ -77,15 +81,9 @@ public final class DynamoClients {
     DynamoDbAsyncClientBuilder builder = DynamoDbAsyncClient.builder()
         .region(Region.of(config.region()))
         .credentialsProvider(credentials(config))
-        .httpClientBuilder(NettyNioAsyncHttpClient.builder()
+        .httpClientBuilder(new OwnLoops(NettyNioAsyncHttpClient.builder()
             .maxConcurrency(MAX_CONNECTIONS)
-            // The SDK's default is two I/O threads per core, and its client passes each call between them
-            // (connection pool on one, connection on another), waking threads on every DynamoDB call; one
-            // thread wakes far fewer and cost the services less CPU in the layer benchmark
-            // (docs/performance-log.md). One thread carries the load of a small instance; raise
-            // DYNAMODB_IO_THREADS when TLS to DynamoDB fills it.
-            .eventLoopGroupBuilder(SdkEventLoopGroup.builder().numberOfThreads(config.dynamoIoThreads()))
-            .connectionTimeout(Duration.ofSeconds(2)))
+            .connectionTimeout(Duration.ofSeconds(2)), config.dynamoIoThreads()))
         // The SDK completes futures on a thread pool of its own, in case callers block in callbacks. Ours
         // never do (the request path is non-blocking end to end), so they run where the response arrives:
         // one thread hand-off less per DynamoDB call.
@@ -98,6 +96,52 @@ public final class DynamoClients {
     config.dynamoEndpoint().ifPresent(builder::endpointOverride);
     return builder.build();
   }
+
+  /**
+   * The SDK's Netty client on I/O threads it does not own, closed with it, at once. The SDK's default is
+   * two I/O threads per core, and its client passes each call between them (connection pool on one,
+   * connection on another), waking threads on every DynamoDB call; one thread wakes far fewer and cost
+   * the services less CPU in the layer benchmark (docs/performance-log.md). One thread carries the load
+   * of a small instance; raise DYNAMODB_IO_THREADS when TLS to DynamoDB fills it.
+   *
+   * <p>Threads the SDK owns stop only after Netty's quiet period of two seconds, so every stop of a
+   * service (and every test's stop) waited two seconds per client. When the client closes, its
+   * connections are closed and no task can still arrive, so these stop without a quiet period.
+   */
+  private record OwnLoops(NettyNioAsyncHttpClient.Builder netty, int threads) implements SdkAsyncHttpClient.Builder<OwnLoops> {
+
+    @Override
+    public SdkAsyncHttpClient buildWithDefaults(AttributeMap defaults) {
+      SdkEventLoopGroup loops = SdkEventLoopGroup.builder().numberOfThreads(threads).build();
+      SdkAsyncHttpClient client;
+      try {
+        client = netty.eventLoopGroup(loops).buildWithDefaults(defaults);
+      } catch (RuntimeException e) {
+        loops.eventLoopGroup().shutdownGracefully(0, 0, TimeUnit.SECONDS);
+        throw e;
+      }
+      return new SdkAsyncHttpClient() {
+        @Override
+        public CompletableFuture<Void> execute(AsyncExecuteRequest request) {
+          return client.execute(request);
+        }
+
+        @Override
+        public String clientName() {
+          return client.clientName();
+        }
+
+        @Override
+        public void close() {
+          client.close();
+          loops.eventLoopGroup().shutdownGracefully(0, LOOPS_STOP.toSeconds(), TimeUnit.SECONDS).awaitUninterruptibly();
+        }
+      };
+    }
+  }
+
+  /** The longest a closing client waits for its I/O threads to end. */
+  private static final Duration LOOPS_STOP = Duration.ofSeconds(5);
 
   /**
    * Real AWS uses the default chain. With an endpoint override (an emulator such as moto), keys from
