@@ -1,5 +1,5 @@
 """fast_paths.py: transactions save only what they name, queries read only their partition, a request does
-not list what cannot change; same answers."""
+not list what cannot change, an answer's plain attribute values are not walked; same answers."""
 import inspect
 import os
 
@@ -9,9 +9,11 @@ import moto.core.responses as responses
 import moto.core.utils
 import pytest
 from conftest import DynamoError, key
+from moto.core.serialize import BaseJSONSerializer
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoHandler
 
-from strict_moto.fast_paths import install_fast_paths
+from strict_moto.fast_paths import install_fast_paths, is_plain_attribute_value
 from strict_moto.patches import Patches
 
 
@@ -57,6 +59,62 @@ def test_query_answersItsPartitionInKeyOrder_pageByPage(launch, clock, plain):
     assert [i["GSI1SK"]["S"] for i in on_index["Items"]] == ["0", "A", "B", "C"]
 
 
+EVERY_KIND = {
+    "s": {"S": "text \"quoted\" é"}, "n": {"N": "-12.5"}, "b": {"B": "AAEC/w=="}, "yes": {"BOOL": True},
+    "none": {"NULL": True}, "ss": {"SS": ["a", "b"]}, "ns": {"NS": ["1", "2"]}, "bs": {"BS": ["AQ==", "Ag=="]},
+    "m": {"M": {"inner": {"S": "x"}, "deep": {"L": [{"N": "1"}, {"M": {"b": {"B": "AQ=="}}}]}}},
+    "l": {"L": [{"S": "y"}, {"BOOL": False}, {"L": []}, {"M": {}}]},
+}
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_everyKindOfAttribute_readsBackAsWritten_throughEveryReadingAction(launch, plain):
+    dynamo = launch(plain=plain)
+    table = dynamo.table()
+    item = {**key("a"), **EVERY_KIND}
+    dynamo.call("PutItem", TableName=table, Item=item)
+
+    assert dynamo.call("GetItem", TableName=table, Key=key("a"), ConsistentRead=True)["Item"] == item
+    assert dynamo.call("Query", TableName=table, ConsistentRead=True, KeyConditionExpression="PK = :p",
+                       ExpressionAttributeValues={":p": {"S": "a"}})["Items"] == [item]
+    assert dynamo.call("BatchGetItem", RequestItems={table: {"Keys": [key("a")], "ConsistentRead": True}}
+                       )["Responses"][table] == [item]
+    assert dynamo.call("TransactGetItems", TransactItems=[{"Get": {"TableName": table, "Key": key("a")}}]
+                       )["Responses"] == [{"Item": item}]
+    updated = dynamo.call("UpdateItem", TableName=table, Key=key("a"), UpdateExpression="SET s = :s",
+                          ExpressionAttributeValues={":s": {"S": "new"}}, ReturnValues="ALL_OLD")
+    assert updated["Attributes"] == item
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_oneUpdateExpression_appliesEachRequestsOwnValues_andABadOneFailsEveryTime(launch, plain):
+    dynamo = launch(plain=plain)
+    table = dynamo.table()
+    for pk, value, count in (("a", "1", "2"), ("b", "x", "5"), ("a", "3", "4")):
+        dynamo.call("UpdateItem", TableName=table, Key=key(pk), UpdateExpression="SET v = :v ADD n :n",
+                    ExpressionAttributeValues={":v": {"S": value}, ":n": {"N": count}})
+    assert dynamo.call("GetItem", TableName=table, Key=key("a"), ConsistentRead=True)["Item"] == {
+        **key("a"), "v": {"S": "3"}, "n": {"N": "6"}}
+    assert dynamo.call("GetItem", TableName=table, Key=key("b"), ConsistentRead=True)["Item"] == {
+        **key("b"), "v": {"S": "x"}, "n": {"N": "5"}}
+    for _ in range(2):
+        with pytest.raises(DynamoError) as bad:
+            dynamo.call("UpdateItem", TableName=table, Key=key("a"), UpdateExpression="SET v = = :v",
+                        ExpressionAttributeValues={":v": {"S": "y"}})
+        assert bad.value.type == "ValidationException"
+
+
+def test_plainAttributeValues_areTheOnesTheSerializerWouldCopy():
+    assert all(is_plain_attribute_value(value) for name, value in EVERY_KIND.items() if name not in ("b", "bs", "m"))
+    # binary anywhere inside goes through moto's serializer, which encodes the bytes moto holds
+    assert not is_plain_attribute_value(EVERY_KIND["b"])
+    assert not is_plain_attribute_value(EVERY_KIND["bs"])
+    assert not is_plain_attribute_value(EVERY_KIND["m"])
+    assert not is_plain_attribute_value({"N": 5})  # not DynamoDB's JSON
+    assert not is_plain_attribute_value({"S": "a", "N": "1"})
+    assert not is_plain_attribute_value({"M": {"k": {"BOOL": "true"}}})
+
+
 def test_requests_listNeitherMotosDirectoryNorTheHandlersFunctions_andSeeTheSameNames(launch, monkeypatch):
     modules = list(backends.list_of_moto_modules())  # moto's own, before the launcher replaces it
     dynamo = launch()
@@ -76,15 +134,20 @@ def test_requests_listNeitherMotosDirectoryNorTheHandlersFunctions_andSeeTheSame
 
 
 def test_plainLeavesMotosFunctions_andUndoPutsThemBack(launch):
-    originals = (backends.list_of_moto_modules, responses.method_names_from_class)
+    def current():
+        return (backends.list_of_moto_modules, responses.method_names_from_class,
+                BaseJSONSerializer._serialize_type_structure, UpdateExpressionParser.__dict__["make"])
+
+    originals = current()
     launch(plain=True)
-    assert (backends.list_of_moto_modules, responses.method_names_from_class) == originals
+    assert current() == originals
 
     patches = Patches()
     install_fast_paths(patches)
     assert backends.list_of_moto_modules is not originals[0]
     assert responses.method_names_from_class is not originals[1]
+    assert BaseJSONSerializer._serialize_type_structure is not originals[2]
+    assert UpdateExpressionParser.__dict__["make"] is not originals[3]
     patches.undo()
 
-    assert backends.list_of_moto_modules is originals[0]
-    assert responses.method_names_from_class is originals[1]
+    assert all(now is then for now, then in zip(current(), originals))
