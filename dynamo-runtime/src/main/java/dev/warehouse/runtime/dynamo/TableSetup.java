@@ -1,5 +1,6 @@
 package dev.warehouse.runtime.dynamo;
 
+import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.log.Events;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
@@ -23,6 +24,10 @@ import software.amazon.awssdk.services.dynamodb.model.TimeToLiveSpecification;
  * The idempotent "ensure table" step: creates the single table with its GSI1 when it is missing, and
  * waits until it is ACTIVE. Safe to run from several processes at once. Runs at start-up, off the
  * request path, so it may block.
+ *
+ * <p>A transient failure (a call that timed out, a refused connection, throttling) is asked again until
+ * the set-up's time is up: a DynamoDB endpoint still starting, or an emulator busy serving a whole test
+ * suite, would otherwise end the process although the table was a moment away.
  */
 public final class TableSetup {
 
@@ -30,7 +35,33 @@ public final class TableSetup {
 
   private TableSetup() {}
 
+  /** Pause before asking again after a transient failure. */
+  static final Duration PAUSE = Duration.ofMillis(500);
+
+  /** Ensures the table within {@code timeout}, asking again after transient failures; throws the last failure past it. */
   public static void ensureTable(DynamoDbAsyncClient dynamo, String tableName, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      try {
+        ensureOnce(dynamo, tableName, Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1)));
+        return;
+      } catch (CompletionException e) {
+        if (!DynamoErrors.isTransient(e) || deadline - System.nanoTime() < PAUSE.toNanos()) {
+          throw e;
+        }
+        Events.warn(log, "table_setup_retried").addKeyValue("table", tableName)
+            .addKeyValue("error", Failures.cause(e).getClass().getSimpleName()).log();
+        try {
+          Thread.sleep(PAUSE.toMillis());
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static void ensureOnce(DynamoDbAsyncClient dynamo, String tableName, Duration timeout) {
     boolean created = false;
     try {
       if (dynamo.describeTable(b -> b.tableName(tableName)).join().table().tableStatus() == TableStatus.ACTIVE) {
