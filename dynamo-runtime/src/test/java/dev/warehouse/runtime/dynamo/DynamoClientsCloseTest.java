@@ -35,6 +35,9 @@ class DynamoClientsCloseTest {
 
     // Not a speed target: the SDK's own threads could not end before Netty's two-second quiet period had passed.
     assertThat(took).isLessThan(Duration.ofSeconds(2));
+    for (Thread thread : before) {
+      thread.join(5_000); // its termination is reported from the thread itself, just before it ends
+    }
     assertThat(before).noneMatch(Thread::isAlive);
   }
 
