@@ -4,12 +4,15 @@ import dev.warehouse.runtime.error.Failures;
 import dev.warehouse.runtime.log.Events;
 import java.time.Duration;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
 import software.amazon.awssdk.services.dynamodb.model.CreateTableRequest;
+import software.amazon.awssdk.services.dynamodb.model.DynamoDbException;
 import software.amazon.awssdk.services.dynamodb.model.GlobalSecondaryIndex;
 import software.amazon.awssdk.services.dynamodb.model.KeySchemaElement;
 import software.amazon.awssdk.services.dynamodb.model.KeyType;
@@ -38,19 +41,25 @@ public final class TableSetup {
   /** Pause before asking again after a transient failure. */
   static final Duration PAUSE = Duration.ofMillis(500);
 
-  /** Ensures the table within {@code timeout}, asking again after transient failures; throws the last failure past it. */
+  /**
+   * Ensures the table within {@code timeout}, asking again after transient failures; throws the last failure past
+   * it. The time can be overrun by one call's timeout (only the wait for ACTIVE is given what is left), and an
+   * interrupt is noticed between attempts.
+   */
   public static void ensureTable(DynamoDbAsyncClient dynamo, String tableName, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
+    // Kept across attempts: a create whose answer was lost, or whose wait failed, still made the table ours.
+    AtomicBoolean createSent = new AtomicBoolean();
     while (true) {
       try {
-        ensureOnce(dynamo, tableName, Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1)));
-        return;
+        ensureOnce(dynamo, tableName, Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1)), createSent);
+        break;
       } catch (CompletionException e) {
-        if (!DynamoErrors.isTransient(e) || deadline - System.nanoTime() < PAUSE.toNanos()) {
+        if (!DynamoErrors.isTransient(unwrapWaiter(e)) || deadline - System.nanoTime() < PAUSE.toNanos()) {
           throw e;
         }
         Events.warn(log, "table_setup_retried").addKeyValue("table", tableName)
-            .addKeyValue("error", Failures.cause(e).getClass().getSimpleName()).log();
+            .addKeyValue("error", unwrapWaiter(e).getClass().getSimpleName()).log();
         try {
           Thread.sleep(PAUSE.toMillis());
         } catch (InterruptedException interrupted) {
@@ -59,10 +68,21 @@ public final class TableSetup {
         }
       }
     }
+    if (createSent.get()) {
+      enableTimeToLive(dynamo, tableName);
+    }
   }
 
-  private static void ensureOnce(DynamoDbAsyncClient dynamo, String tableName, Duration timeout) {
-    boolean created = false;
+  /**
+   * The failure itself: the SDK's waiter reports whatever ended it (access denied, say) as a client-side
+   * exception around it, which alone would read as transient.
+   */
+  static Throwable unwrapWaiter(Throwable thrown) {
+    Throwable failure = Failures.cause(thrown);
+    return failure instanceof SdkClientException && failure.getCause() instanceof DynamoDbException db ? db : failure;
+  }
+
+  private static void ensureOnce(DynamoDbAsyncClient dynamo, String tableName, Duration timeout, AtomicBoolean createSent) {
     try {
       if (dynamo.describeTable(b -> b.tableName(tableName)).join().table().tableStatus() == TableStatus.ACTIVE) {
         return;
@@ -71,14 +91,14 @@ public final class TableSetup {
       if (!(e.getCause() instanceof ResourceNotFoundException)) {
         throw e;
       }
-      created = create(dynamo, tableName);
+      boolean sentBefore = createSent.getAndSet(true);
+      if (!create(dynamo, tableName) && !sentBefore) {
+        createSent.set(false); // another process's table: its creator sets its TTL
+      }
     }
     dynamo.waiter()
         .waitUntilTableExists(b -> b.tableName(tableName), w -> w.waitTimeout(timeout))
         .join();
-    if (created) {
-      enableTimeToLive(dynamo, tableName);
-    }
   }
 
   /** Returns false when another process created the table first. */

@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.exception.ApiCallTimeoutException;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.TableStatus;
+import software.amazon.awssdk.services.dynamodb.model.TimeToLiveStatus;
 
 /** The start-up's table set-up, against moto through a proxy that delays what the test says. */
 @Tag("integration")
@@ -33,6 +34,8 @@ class TableSetupTest {
 
       assertThat(proxy.calls("DescribeTable")).isGreaterThanOrEqualTo(2);
       assertThat(dynamo.describeTable(b -> b.tableName(table)).join().table().tableStatus()).isEqualTo(TableStatus.ACTIVE);
+      assertThat(dynamo.describeTimeToLive(b -> b.tableName(table)).join().timeToLiveDescription().timeToLiveStatus())
+          .as("the create was ours, though its answer was lost").isEqualTo(TimeToLiveStatus.ENABLED);
     }
   }
 
