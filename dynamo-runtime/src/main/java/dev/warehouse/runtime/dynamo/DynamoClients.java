@@ -116,7 +116,7 @@ public final class DynamoClients {
       SdkAsyncHttpClient client;
       try {
         client = netty.eventLoopGroup(loops).buildWithDefaults(defaults);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
         loops.eventLoopGroup().shutdownGracefully(0, 0, TimeUnit.SECONDS);
         throw e;
       }
@@ -134,7 +134,8 @@ public final class DynamoClients {
         @Override
         public void close() {
           client.close();
-          loops.eventLoopGroup().shutdownGracefully(0, LOOPS_STOP.toSeconds(), TimeUnit.SECONDS).awaitUninterruptibly();
+          loops.eventLoopGroup().shutdownGracefully(0, LOOPS_STOP.toSeconds(), TimeUnit.SECONDS)
+              .awaitUninterruptibly(LOOPS_STOP.plusSeconds(1).toMillis());
         }
       };
     }

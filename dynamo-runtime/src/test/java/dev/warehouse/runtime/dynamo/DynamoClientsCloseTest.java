@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.warehouse.runtime.config.StoreServiceConfig;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -18,12 +17,9 @@ class DynamoClientsCloseTest {
 
   @Test
   void aClientThatHasCalled_closesWithoutNettysQuietPeriod_andLeavesNoIoThread() throws Exception {
-    int port;
-    try (ServerSocket closed = new ServerSocket(0)) {
-      port = closed.getLocalPort(); // nothing listens there once this closes: the call is refused
-    }
+    // Port 1: nothing listens there, so the call is refused.
     DynamoDbAsyncClient client = DynamoClients.create(StoreServiceConfig.fromEnvironment("s", 0, 0, Map.of(
-        "DYNAMODB_ENDPOINT", "http://127.0.0.1:" + port, "TABLE_NAME", "t", "DYNAMODB_IO_THREADS", "1")), List.of());
+        "DYNAMODB_ENDPOINT", "http://127.0.0.1:1", "TABLE_NAME", "t", "DYNAMODB_IO_THREADS", "1")), List.of());
     // A call starts the client's I/O thread, which a quiet period then keeps alive.
     assertThatThrownBy(() -> client.describeTable(b -> b.tableName("t")).join()).hasRootCauseInstanceOf(java.net.ConnectException.class);
     List<Thread> before = ioThreads();

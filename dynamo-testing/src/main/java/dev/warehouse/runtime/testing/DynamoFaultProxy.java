@@ -18,6 +18,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
 
 /**
  * A test-only HTTP proxy between a service and moto that injects faults on chosen DynamoDB
@@ -59,6 +60,9 @@ public final class DynamoFaultProxy implements AutoCloseable {
     }
   }
 
+  /** The calls of an operation whose body holds a text, counted ({@link #count}). */
+  private record Count(String operation, String bodyContains, AtomicInteger calls) {}
+
   /** An action for the next {@code remaining} calls of an operation whose body holds {@code bodyContains}. */
   private record Hook(String operation, String bodyContains, Phase phase, Runnable action, AtomicInteger remaining) {
 
@@ -76,6 +80,7 @@ public final class DynamoFaultProxy implements AutoCloseable {
   });
   private final Map<String, Rule> rules = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
+  private final List<Count> counts = new CopyOnWriteArrayList<>();
   private final AtomicInteger injected = new AtomicInteger();
   private final List<Hook> hooks = new CopyOnWriteArrayList<>();
   private final Map<String, Hold> holds = new ConcurrentHashMap<>();
@@ -144,8 +149,9 @@ public final class DynamoFaultProxy implements AutoCloseable {
     hooks.add(new Hook(operation, bodyContains, phase, action, new AtomicInteger(times)));
   }
 
-  /** Stops injecting and drops the hooks; counts are kept. */
+  /** Stops injecting and drops the hooks; counts are kept, and {@link #count}'s stop. */
   public void clear() {
+    counts.clear();
     rules.clear();
     hooks.clear();
     holds.values().forEach(hold -> hold.gate().countDown());
@@ -160,6 +166,16 @@ public final class DynamoFaultProxy implements AutoCloseable {
     CountDownLatch gate = new CountDownLatch(1);
     holds.put(operation, new Hold(new AtomicInteger(times), gate));
     return gate;
+  }
+
+  /**
+   * From now on, counts the calls of {@code operation} whose body holds {@code bodyContains} (an order's id, say):
+   * one test's own calls, apart from any another test or a background loop sends meanwhile.
+   */
+  public IntSupplier count(String operation, String bodyContains) {
+    Count count = new Count(operation, bodyContains, new AtomicInteger());
+    counts.add(count);
+    return count.calls()::get;
   }
 
   /** Calls of {@code operation} seen so far, faulted or not. */
@@ -180,6 +196,11 @@ public final class DynamoFaultProxy implements AutoCloseable {
     String target = exchange.getRequestHeaders().getFirst("X-Amz-Target");
     String operation = target == null ? "" : target.substring(target.indexOf('.') + 1);
     seen.computeIfAbsent(operation, k -> new AtomicInteger()).incrementAndGet();
+    if (!counts.isEmpty()) {
+      String text = new String(body, StandardCharsets.UTF_8);
+      counts.stream().filter(c -> c.operation().equals(operation) && text.contains(c.bodyContains()))
+          .forEach(c -> c.calls().incrementAndGet());
+    }
     for (Hook hook : hooks) {
       if (hook.matches(operation, body) && hook.remaining().getAndDecrement() > 0) {
         if (hook.phase() == Phase.AFTER_APPLIED) {
