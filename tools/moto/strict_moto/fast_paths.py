@@ -21,8 +21,8 @@ most of it in the attribute values of the items it returns. An attribute value m
 dict of DynamoDB's own JSON (no binary, which moto keeps as bytes and the serializer encodes) is
 written as it is: the walk would build the same dict.
 
-An UpdateExpression is parsed up to three times a request (twice to check its placeholders, once to
-apply it), and the services send a few dozen distinct ones: each is parsed once. The parse tree is
+An UpdateExpression is parsed twice a request (once to check its placeholders, once to apply it), and
+the services send a few dozen distinct ones: each is parsed once. The parse tree is
 only read, and the validator that fills it in works on a deep copy of its own.
 """
 import copy
@@ -134,7 +134,8 @@ def is_plain_attribute_value(value):
     if kind in _TEXT_SETS:
         return type(inner) is list and all(type(member) is str for member in inner)
     if kind == "M":
-        return type(inner) is dict and all(type(name) is str and is_plain_attribute_value(member)
+        # an empty name moto's walk would write differently (its members into the parent): left to it
+        return type(inner) is dict and all(type(name) is str and name and is_plain_attribute_value(member)
                                            for name, member in inner.items())
     if kind == "L":
         return type(inner) is list and all(is_plain_attribute_value(member) for member in inner)

@@ -13,6 +13,7 @@ from moto.core.serialize import BaseJSONSerializer
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoHandler
 
+from strict_moto import fast_paths
 from strict_moto.fast_paths import install_fast_paths, is_plain_attribute_value
 from strict_moto.patches import Patches
 
@@ -68,7 +69,10 @@ EVERY_KIND = {
 
 
 @pytest.mark.parametrize("plain", [False, True])
-def test_everyKindOfAttribute_readsBackAsWritten_throughEveryReadingAction(launch, plain):
+def test_everyKindOfAttribute_readsBackAsWritten_throughEveryReadingAction(launch, plain, monkeypatch):
+    written_as_they_are = []
+    monkeypatch.setattr(fast_paths, "is_plain_attribute_value",
+                        lambda value: is_plain_attribute_value(value) and not written_as_they_are.append(value))
     dynamo = launch(plain=plain)
     table = dynamo.table()
     item = {**key("a"), **EVERY_KIND}
@@ -84,6 +88,7 @@ def test_everyKindOfAttribute_readsBackAsWritten_throughEveryReadingAction(launc
     updated = dynamo.call("UpdateItem", TableName=table, Key=key("a"), UpdateExpression="SET s = :s",
                           ExpressionAttributeValues={":s": {"S": "new"}}, ReturnValues="ALL_OLD")
     assert updated["Attributes"] == item
+    assert bool(written_as_they_are) is not plain  # the shortcut was taken, and only off --plain
 
 
 @pytest.mark.parametrize("plain", [False, True])
@@ -113,6 +118,7 @@ def test_plainAttributeValues_areTheOnesTheSerializerWouldCopy():
     assert not is_plain_attribute_value({"N": 5})  # not DynamoDB's JSON
     assert not is_plain_attribute_value({"S": "a", "N": "1"})
     assert not is_plain_attribute_value({"M": {"k": {"BOOL": "true"}}})
+    assert not is_plain_attribute_value({"M": {"": {"S": "x"}}})  # moto writes an empty name its own way
 
 
 def test_requests_listNeitherMotosDirectoryNorTheHandlersFunctions_andSeeTheSameNames(launch, monkeypatch):
