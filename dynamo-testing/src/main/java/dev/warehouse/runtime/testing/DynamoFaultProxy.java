@@ -56,19 +56,29 @@ public final class DynamoFaultProxy implements AutoCloseable {
     }
 
     boolean matches(byte[] body) {
-      return bodyContains == null || new String(body, java.nio.charset.StandardCharsets.UTF_8).contains(bodyContains);
+      return bodyContains == null || holds(body, bodyContains);
     }
   }
 
   /** The calls of an operation whose body holds a text, counted ({@link #count}). */
-  private record Count(String operation, String bodyContains, AtomicInteger calls) {}
+  private record Count(String operation, String bodyContains, AtomicInteger calls) {
+
+    boolean matches(String operation, byte[] body) {
+      return this.operation.equals(operation) && holds(body, bodyContains);
+    }
+  }
 
   /** An action for the next {@code remaining} calls of an operation whose body holds {@code bodyContains}. */
   private record Hook(String operation, String bodyContains, Phase phase, Runnable action, AtomicInteger remaining) {
 
     boolean matches(String operation, byte[] body) {
-      return this.operation.equals(operation) && new String(body, StandardCharsets.UTF_8).contains(bodyContains);
+      return this.operation.equals(operation) && holds(body, bodyContains);
     }
+  }
+
+  /** Whether a request's body holds {@code text}: how rules, hooks and counts pick their calls. */
+  private static boolean holds(byte[] body, String text) {
+    return new String(body, StandardCharsets.UTF_8).contains(text);
   }
 
   private final MotoRelay moto;
@@ -196,11 +206,7 @@ public final class DynamoFaultProxy implements AutoCloseable {
     String target = exchange.getRequestHeaders().getFirst("X-Amz-Target");
     String operation = target == null ? "" : target.substring(target.indexOf('.') + 1);
     seen.computeIfAbsent(operation, k -> new AtomicInteger()).incrementAndGet();
-    if (!counts.isEmpty()) {
-      String text = new String(body, StandardCharsets.UTF_8);
-      counts.stream().filter(c -> c.operation().equals(operation) && text.contains(c.bodyContains()))
-          .forEach(c -> c.calls().incrementAndGet());
-    }
+    counts.stream().filter(c -> c.matches(operation, body)).forEach(c -> c.calls().incrementAndGet());
     for (Hook hook : hooks) {
       if (hook.matches(operation, body) && hook.remaining().getAndDecrement() > 0) {
         if (hook.phase() == Phase.AFTER_APPLIED) {
