@@ -10,7 +10,6 @@ import dev.warehouse.runtime.metrics.MetricsRegistries;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -162,11 +161,9 @@ class AlertRulesTest {
         "promtool is missing (a missing tool fails, never skips): ./test.sh installs it (Debian's prometheus package), or set PROMTOOL_BIN").isNotNull();
     List<String> command = new ArrayList<>(List.of(binary));
     command.addAll(List.of(args));
-    Process process = new ProcessBuilder(command).directory(DIR.toFile()).redirectErrorStream(true).start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(process.exitValue()).as("promtool %s:%n%s", String.join(" ", args), output).isZero();
-    return output;
+    Tools.Run run = Tools.run(DIR, Duration.ofSeconds(60), command);
+    assertThat(run.exitValue()).as("promtool %s:%n%s", String.join(" ", args), run.printed()).isZero();
+    return run.printed();
   }
 
   private static String promtoolUnchecked(String... args) {

@@ -174,12 +174,9 @@ class AlertmanagerTest {
   private static String amtool(String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of(binary("AMTOOL_BIN", "amtool")));
     command.addAll(List.of(args));
-    Process process = new ProcessBuilder(command).directory(DIR.toFile()).redirectErrorStream(false).start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    String errors = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(process.exitValue()).as("amtool %s:%n%s%s", String.join(" ", args), output, errors).isZero();
-    return output;
+    Tools.Run run = Tools.run(DIR, Duration.ofSeconds(60), command);
+    assertThat(run.exitValue()).as("amtool %s:%n%s", String.join(" ", args), run.printed()).isZero();
+    return run.output();
   }
 
   /** The tool from {@code variable} or the PATH (a missing tool fails, never skips: ./test.sh installs it). */

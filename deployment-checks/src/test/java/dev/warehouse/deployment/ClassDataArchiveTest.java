@@ -4,13 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.process.CdsTraining;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
@@ -174,14 +173,12 @@ class ClassDataArchiveTest {
   private static String javaAot(Path jdk, Map<String, String> env) throws IOException, InterruptedException {
     ProcessBuilder builder = new ProcessBuilder("bash", "-c",
         "set -euo pipefail; source tools/java-env.sh; echo \"$JAVA_AOT\"")
-        .directory(ROOT.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT);
+        .directory(ROOT.toFile());
     builder.environment().keySet().removeAll(List.of("JAVA_HOME", "JAVA25_HOME"));
     builder.environment().put("PATH", jdk.resolve("bin") + ":/usr/bin:/bin");
     builder.environment().putAll(env);
-    Process process = builder.start();
-    String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-    assertThat(process.waitFor(1, TimeUnit.MINUTES)).isTrue();
-    assertThat(process.exitValue()).as("sourcing tools/java-env.sh").isZero();
-    return out;
+    Tools.Run run = Tools.run(builder, Duration.ofMinutes(1));
+    assertThat(run.exitValue()).as("sourcing tools/java-env.sh: %s", run.errors()).isZero();
+    return run.output().strip();
   }
 }

@@ -190,13 +190,9 @@ class KubernetesManifestsTest {
   }
 
   private static String kustomize(Path overlay) throws Exception {
-    Path out = Files.createTempFile(work, "rendered", ".yaml");
-    Path err = Files.createTempFile(work, "kustomize", ".err");
-    Process process = new ProcessBuilder("kubectl", "kustomize", overlay.toString())
-        .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-    assertThat(process.waitFor(120, TimeUnit.SECONDS)).as("kubectl kustomize " + overlay + " finished").isTrue();
-    assertThat(process.exitValue()).as("kubectl kustomize " + overlay + ": " + Files.readString(err)).isZero();
-    return Files.readString(out);
+    Tools.Run run = Tools.run(new ProcessBuilder("kubectl", "kustomize", overlay.toString()), Duration.ofSeconds(120));
+    assertThat(run.exitValue()).as("kubectl kustomize " + overlay + ": " + run.errors()).isZero();
+    return run.output();
   }
 
   private static List<HasMetadata> parse(String yaml) {
@@ -794,11 +790,9 @@ class KubernetesManifestsTest {
   }
 
   private static String checkConfig(String promtool, Path dir) throws Exception {
-    Process process = new ProcessBuilder(promtool, "check", "config", "prometheus.yml").directory(dir.toFile())
-        .redirectErrorStream(true).start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(process.exitValue() == 0 || output.contains("field kubernetes_sd_configs not found"))
+    Tools.Run run = Tools.run(dir, Duration.ofSeconds(60), List.of(promtool, "check", "config", "prometheus.yml"));
+    String output = run.printed();
+    assertThat(run.exitValue() == 0 || output.contains("field kubernetes_sd_configs not found"))
         .as("promtool check config:%n%s", output).isTrue();
     return output;
   }
