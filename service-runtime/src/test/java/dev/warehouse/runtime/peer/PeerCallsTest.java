@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.google.protobuf.Any;
 import com.google.rpc.ErrorInfo;
+import dev.warehouse.testing.ManualScheduler;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.grpc.ConnectivityState;
 import io.grpc.Context;
@@ -36,6 +37,8 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The one client of service-to-service calls, against a real in-process gRPC peer whose answers each test
@@ -80,7 +83,11 @@ class PeerCallsTest {
   }
 
   private PeerCalls calls(Set<String> retryable) {
-    return new PeerCalls("peer", breaker, retryable, Duration.ofSeconds(5), Duration.ofMillis(50), false,
+    return calls(retryable, Duration.ofMillis(50));
+  }
+
+  private PeerCalls calls(Set<String> retryable, Duration minBudget) {
+    return new PeerCalls("peer", breaker, retryable, Duration.ofSeconds(5), minBudget, false,
         reconnects::incrementAndGet, scheduler, meters);
   }
 
@@ -285,23 +292,32 @@ class PeerCallsTest {
     assertThat(breaker.getState()).as("reachable: its trial calls may go").isEqualTo(CircuitBreaker.State.HALF_OPEN);
   }
 
-  @Test
-  void noRetryStartsWithoutRoomBeforeTheDeadline() throws Exception {
-    script.add(answer());
+  /**
+   * After an attempt, another is made only if the minimum budget still fits behind the longest backoff it may wait
+   * (the first: 20 ms and half again), within what the call keeps back to answer its caller (100 ms of a deadline
+   * this long). The caller's deadline runs on time the test holds still, so what is left after the attempt is
+   * exactly what the test set. The budget is long (5 s) because gRPC times the attempt itself
+   * on real time, from what is left: a short one would fail a slow attempt with DEADLINE_EXCEEDED.
+   */
+  @ParameterizedTest(name = "{0} ms over the minimum budget: {1} attempts")
+  @CsvSource({"129, 1", "130, 2"})
+  void aRetryStartsOnlyWithRoomForTheLongestBackoffAndTheMinimumBudget(long overMs, int attempts) throws Exception {
     script.add(fail(Status.UNAVAILABLE));
-    // 80 ms left: the minimum budget (50 ms) and the longest first backoff (30 ms) do not both fit after the attempt.
-    // A first call, without a deadline, loads the classes, which would take a loaded machine most of the 80 ms.
-    PeerCalls calls = calls(Set.of(CHECK));
-    call(calls).get(10, TimeUnit.SECONDS);
-    Context.CancellableContext caller = Context.current().withDeadline(Deadline.after(80, TimeUnit.MILLISECONDS),
-        scheduler);
+    script.add(answer());
+    Duration minBudget = Duration.ofSeconds(5);
+    PeerCalls calls = calls(Set.of(CHECK), minBudget);
+    ManualScheduler time = new ManualScheduler();
+    Context.CancellableContext caller = Context.current().withDeadline(
+        Deadline.after(minBudget.plusMillis(overMs).toNanos(), TimeUnit.NANOSECONDS, time.ticker()), time);
 
     CompletableFuture<HealthCheckResponse> call = caller.call(() -> call(calls));
-    StatusRuntimeException failure = failureOf(call);
+    if (attempts == 1) {
+      assertThat(failureOf(call).getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+    } else {
+      assertThat(call.get(10, TimeUnit.SECONDS).getStatus()).isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+    }
     caller.cancel(null);
-
-    assertThat(failure.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-    assertThat(received).as("the first call, and one attempt").hasValue(2);
+    assertThat(received).hasValue(attempts);
   }
 
   @Test
