@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.retries.api.BackoffStrategy;
 import software.amazon.awssdk.services.dynamodb.DynamoDbAsyncClient;
 import software.amazon.awssdk.services.dynamodb.model.AttributeDefinition;
 import software.amazon.awssdk.services.dynamodb.model.BillingMode;
@@ -40,6 +41,11 @@ public final class TableSetup {
 
   /** Pause before asking again after a transient failure. */
   static final Duration PAUSE = Duration.ofMillis(500);
+  /**
+   * How often the wait for ACTIVE asks. DynamoDB makes a table in seconds; the SDK's waiter asks every 20 s, so a
+   * first start waited 20 s for a table made in 5, and gave up at once with less than 20 s of its time left.
+   */
+  static final Duration POLL = Duration.ofSeconds(1);
 
   /**
    * Ensures the table within {@code timeout}, asking again after transient failures; throws the last failure past
@@ -97,7 +103,9 @@ public final class TableSetup {
       }
     }
     dynamo.waiter()
-        .waitUntilTableExists(b -> b.tableName(tableName), w -> w.waitTimeout(timeout))
+        .waitUntilTableExists(b -> b.tableName(tableName), w -> w.waitTimeout(timeout)
+            .backoffStrategyV2(BackoffStrategy.fixedDelayWithoutJitter(POLL))
+            .maxAttempts(Integer.MAX_VALUE)) // the time bounds the wait, not a count of asks
         .join();
   }
 

@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntSupplier;
+import java.util.regex.Pattern;
 
 /**
  * A test-only HTTP proxy between a service and moto that injects faults on chosen DynamoDB
@@ -36,7 +37,9 @@ public final class DynamoFaultProxy implements AutoCloseable {
   public enum Fault {
     TRANSACTION_CONFLICT, TRANSACTION_THROTTLED, THROTTLING, HTTP_500, DROP_CONNECTION, DELAY, LATE_ANSWER,
     /** A BatchGetItem answered with every key it asked for unprocessed, as DynamoDB does when throttled. */
-    UNPROCESSED_KEYS
+    UNPROCESSED_KEYS,
+    /** A DescribeTable answered as moto answers it, but with the table still CREATING, as DynamoDB answers while it makes one. */
+    TABLE_CREATING
   }
 
   /** Where a {@link #whenSeen} hook acts on the request it matched; either way the caller gets no answer. */
@@ -75,6 +78,8 @@ public final class DynamoFaultProxy implements AutoCloseable {
       return this.operation.equals(operation) && holds(body, bodyContains);
     }
   }
+
+  private static final Pattern ACTIVE = Pattern.compile("\"TableStatus\"\\s*:\\s*\"ACTIVE\"");
 
   /** Whether a request's body holds {@code text}: how rules, hooks and counts pick their calls. */
   private static boolean holds(byte[] body, String text) {
@@ -267,6 +272,15 @@ public final class DynamoFaultProxy implements AutoCloseable {
           answer.add("UnprocessedKeys", asked.get("RequestItems"));
           exchange.getResponseHeaders().set("Content-Type", "application/x-amz-json-1.0");
           MotoRelay.send(exchange, 200, answer.toString().getBytes(StandardCharsets.UTF_8));
+          return;
+        }
+        case TABLE_CREATING -> {
+          HttpResponse<byte[]> described = moto.forward(exchange, body);
+          String table = ACTIVE.matcher(new String(described.body(), StandardCharsets.UTF_8))
+              .replaceFirst("\"TableStatus\": \"CREATING\"");
+          // A fresh answer: moto's checksum header would not match the changed body.
+          exchange.getResponseHeaders().set("Content-Type", "application/x-amz-json-1.0");
+          MotoRelay.send(exchange, described.statusCode(), table.getBytes(StandardCharsets.UTF_8));
           return;
         }
         case DELAY -> sleep(rule.delay());
