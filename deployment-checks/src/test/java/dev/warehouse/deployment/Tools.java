@@ -66,15 +66,20 @@ final class Tools {
   static Run run(ProcessBuilder builder, Duration timeout) throws IOException, InterruptedException {
     Path output = Files.createTempFile("tool-", ".out");
     Path errors = Files.createTempFile("tool-", ".err");
+    Process process = null;
     try {
-      Process process = builder.redirectOutput(output.toFile()).redirectError(errors.toFile()).start();
+      process = builder.redirectOutput(output.toFile()).redirectError(errors.toFile()).start();
       if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
         throw new AssertionError(String.join(" ", builder.command()) + " did not finish within " + timeout
             + "; it printed:\n" + read(output) + read(errors));
       }
       return new Run(process.exitValue(), read(output), read(errors));
     } finally {
+      // Past the timeout, or interrupted by the test's own: nothing the tool started outlives the test.
+      if (process != null && process.isAlive()) {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
       Files.deleteIfExists(output);
       Files.deleteIfExists(errors);
     }

@@ -299,7 +299,7 @@ class PeerCallsTest {
    * exactly what the test set. The budget is long (5 s) because gRPC times the attempt itself
    * on real time, from what is left: a short one would fail a slow attempt with DEADLINE_EXCEEDED.
    */
-  @ParameterizedTest(name = "{0} ms over the minimum budget: {1} attempts")
+  @ParameterizedTest(name = "{0} ms over the minimum budget: attempts {1}")
   @CsvSource({"129, 1", "130, 2"})
   void aRetryStartsOnlyWithRoomForTheLongestBackoffAndTheMinimumBudget(long overMs, int attempts) throws Exception {
     script.add(fail(Status.UNAVAILABLE));
