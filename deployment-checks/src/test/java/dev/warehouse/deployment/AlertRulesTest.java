@@ -7,6 +7,7 @@ import dev.warehouse.inventory.v1.InventoryServiceProto;
 import dev.warehouse.inventory.v1.ReservationServiceProto;
 import dev.warehouse.order.v1.OrderServiceProto;
 import dev.warehouse.runtime.metrics.MetricsRegistries;
+import dev.warehouse.testing.Commands;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
@@ -161,7 +162,7 @@ class AlertRulesTest {
         "promtool is missing (a missing tool fails, never skips): ./test.sh installs it (Debian's prometheus package), or set PROMTOOL_BIN").isNotNull();
     List<String> command = new ArrayList<>(List.of(binary));
     command.addAll(List.of(args));
-    Tools.Run run = Tools.run(DIR, Duration.ofSeconds(60), command);
+    Commands.Run run = Commands.run(DIR, Duration.ofSeconds(60), command);
     assertThat(run.exitValue()).as("promtool %s:%n%s", String.join(" ", args), run.printed()).isZero();
     return run.printed();
   }

@@ -7,6 +7,7 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import com.sun.net.httpserver.HttpServer;
+import dev.warehouse.testing.Commands;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -174,7 +175,7 @@ class AlertmanagerTest {
   private static String amtool(String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of(binary("AMTOOL_BIN", "amtool")));
     command.addAll(List.of(args));
-    Tools.Run run = Tools.run(DIR, Duration.ofSeconds(60), command);
+    Commands.Run run = Commands.run(DIR, Duration.ofSeconds(60), command);
     assertThat(run.exitValue()).as("amtool %s:%n%s", String.join(" ", args), run.printed()).isZero();
     return run.output();
   }

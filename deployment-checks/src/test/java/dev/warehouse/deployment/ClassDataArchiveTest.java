@@ -3,6 +3,7 @@ package dev.warehouse.deployment;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.warehouse.runtime.process.CdsTraining;
+import dev.warehouse.testing.Commands;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -177,7 +178,7 @@ class ClassDataArchiveTest {
     builder.environment().keySet().removeAll(List.of("JAVA_HOME", "JAVA25_HOME"));
     builder.environment().put("PATH", jdk.resolve("bin") + ":/usr/bin:/bin");
     builder.environment().putAll(env);
-    Tools.Run run = Tools.run(builder, Duration.ofMinutes(1));
+    Commands.Run run = Commands.run(builder, Duration.ofMinutes(1));
     assertThat(run.exitValue()).as("sourcing tools/java-env.sh: %s", run.errors()).isZero();
     return run.output().strip();
   }

@@ -16,6 +16,7 @@ import dev.warehouse.runtime.config.StoreServiceConfig;
 import dev.warehouse.runtime.tls.PeerIdentity;
 import dev.warehouse.runtime.tls.TlsConfig;
 import dev.warehouse.runtime.tls.TransportSecurity;
+import dev.warehouse.testing.Commands;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
@@ -190,7 +191,7 @@ class KubernetesManifestsTest {
   }
 
   private static String kustomize(Path overlay) throws Exception {
-    Tools.Run run = Tools.run(new ProcessBuilder("kubectl", "kustomize", overlay.toString()), Duration.ofSeconds(120));
+    Commands.Run run = Commands.run(new ProcessBuilder("kubectl", "kustomize", overlay.toString()), Duration.ofSeconds(120));
     assertThat(run.exitValue()).as("kubectl kustomize " + overlay + ": " + run.errors()).isZero();
     return run.output();
   }
@@ -790,7 +791,7 @@ class KubernetesManifestsTest {
   }
 
   private static String checkConfig(String promtool, Path dir) throws Exception {
-    Tools.Run run = Tools.run(dir, Duration.ofSeconds(60), List.of(promtool, "check", "config", "prometheus.yml"));
+    Commands.Run run = Commands.run(dir, Duration.ofSeconds(60), List.of(promtool, "check", "config", "prometheus.yml"));
     String output = run.printed();
     assertThat(run.exitValue() == 0 || output.contains("field kubernetes_sd_configs not found"))
         .as("promtool check config:%n%s", output).isTrue();

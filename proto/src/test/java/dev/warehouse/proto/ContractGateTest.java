@@ -2,16 +2,17 @@ package dev.warehouse.proto;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warehouse.testing.Commands;
+import dev.warehouse.testing.Commands.Run;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -49,13 +50,13 @@ class ContractGateTest {
   @Test
   void theContractsPassLint() throws Exception {
     Run lint = buf(MODULE, "lint", "src/main/proto");
-    assertThat(lint.exit()).as("buf lint:%n%s", lint.output()).isZero();
+    assertThat(lint.exitValue()).as("buf lint:%n%s", lint.printed()).isZero();
   }
 
   @Test
   void theContractsBreakNothingOfTheLastRelease() throws Exception {
     Run breaking = buf(MODULE, "breaking", "src/main/proto", "--against", BASELINE.toString());
-    assertThat(breaking.exit()).as("buf breaking against %s:%n%s", BASELINE, breaking.output()).isZero();
+    assertThat(breaking.exitValue()).as("buf breaking against %s:%n%s", BASELINE, breaking.printed()).isZero();
   }
 
   @Test
@@ -72,19 +73,14 @@ class ContractGateTest {
     Files.writeString(orders, edited);
 
     Run breaking = buf(workspace, "breaking", "protos", "--against", BASELINE.toString());
-    assertThat(breaking.exit()).as(breaking.output()).isNotZero();
-    assertThat(breaking.output()).contains("\"request_id\"", "PlaceOrderRequest", "was deleted");
+    assertThat(breaking.exitValue()).as(breaking.printed()).isNotZero();
+    assertThat(breaking.printed()).contains("\"request_id\"", "PlaceOrderRequest", "was deleted");
   }
-
-  private record Run(int exit, String output) {}
 
   private static Run buf(Path directory, String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of(buf.toString()));
     command.addAll(List.of(args));
-    Process process = new ProcessBuilder(command).directory(directory.toFile()).redirectErrorStream(true).start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(process.waitFor(2, TimeUnit.MINUTES)).as("buf finished").isTrue();
-    return new Run(process.exitValue(), output);
+    return Commands.run(directory, Duration.ofMinutes(2), command);
   }
 
   /** The google/api and google/type files the contracts import, from the classpath into {@code target}. */
