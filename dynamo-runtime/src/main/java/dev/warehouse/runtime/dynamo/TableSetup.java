@@ -61,11 +61,12 @@ public final class TableSetup {
         ensureOnce(dynamo, tableName, Duration.ofNanos(Math.max(deadline - System.nanoTime(), 1)), createSent);
         break;
       } catch (CompletionException e) {
-        if (!DynamoErrors.isTransient(unwrapWaiter(e)) || deadline - System.nanoTime() < PAUSE.toNanos()) {
+        Throwable failure = unwrapWaiter(e);
+        if (!DynamoErrors.isTransient(failure) || deadline - System.nanoTime() < PAUSE.toNanos()) {
           throw e;
         }
         Events.warn(log, "table_setup_retried").addKeyValue("table", tableName)
-            .addKeyValue("error", unwrapWaiter(e).getClass().getSimpleName()).log();
+            .addKeyValue("error", failure.getClass().getSimpleName()).log();
         try {
           Thread.sleep(PAUSE.toMillis());
         } catch (InterruptedException interrupted) {
